@@ -1,0 +1,41 @@
+"""ibwire: InfiniBand and RoCE packets on the wire — decode, encode, validate, analyse."""
+
+from ibwire.crc import CrcStatus
+from ibwire.decode import Options, decode
+from ibwire.encode import encode
+from ibwire.fields import REGISTRY, Header, Layout
+from ibwire.headers import (
+    AETH,
+    BTH,
+    CNP_PAD,
+    DETH,
+    ERF,
+    ETHERNET,
+    FETH,
+    GRH,
+    IETH,
+    IPV4,
+    IPV6,
+    LINK,
+    LRH,
+    OPCODES,
+    RDETH,
+    RETH,
+    RWH,
+    UDP,
+    VLAN,
+    XRCETH,
+    AtomicAckETH,
+    AtomicETH,
+    ImmDt,
+)
+from ibwire.packet import Layer, Malformed, Packet
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AETH", "BTH", "CNP_PAD", "DETH", "ERF", "ETHERNET", "FETH", "GRH", "IETH", "IPV4", "IPV6",
+    "LINK", "LRH", "OPCODES", "RDETH", "REGISTRY", "RETH", "RWH", "UDP", "VLAN", "XRCETH",
+    "AtomicAckETH", "AtomicETH", "CrcStatus", "Header", "ImmDt", "Layer", "Layout",
+    "Malformed", "Options", "Packet", "decode", "encode",
+]

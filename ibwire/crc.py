@@ -1,0 +1,121 @@
+"""ICRC, VCRC and LPCRC (IBA Vol. 1 §7.8; RoCE Annex A16/A17).
+
+ICRC is CRC-32/IEEE (zlib) over the packet with the variant fields replaced by
+ones; VCRC and LPCRC are CRC-16 with polynomial 0x100B, reflected, init and final
+XOR 0xFFFF. Both trailers go on the wire least-significant byte first, so
+Wireshark's numbers (the wire bytes read big-endian) are byte-swapped values.
+
+The mask functions take the exact header bytes of one packet and return the
+bytes the ICRC covers; offsets come from the header layouts, never literals
+spread through the code.
+"""
+
+from __future__ import annotations
+
+import zlib
+from enum import IntEnum
+
+import crcmod
+
+from ibwire.headers.bth import BTH
+from ibwire.headers.carriers import IPV4, IPV6, UDP
+from ibwire.headers.routing import GRH, LRH
+
+# crcmod's initCrc is the register value XOR the final XOR (0xFFFF ^ 0xFFFF).
+_crc16 = crcmod.mkCrcFun(0x1100B, initCrc=0, rev=True, xorOut=0xFFFF)
+
+LRH_STANDIN = b"\xff" * LRH.size  # RoCE has no LRH: the ICRC covers eight ones instead.
+
+
+class CrcStatus(IntEnum):
+    """Wireshark's checksum-status values, as tshark prints them for `*.status`."""
+
+    BAD = 0
+    GOOD = 1
+    UNVERIFIED = 2
+    NOT_PRESENT = 3
+
+
+def crc32(data: bytes) -> int:
+    return zlib.crc32(data) & 0xFFFFFFFF
+
+
+def crc16(data: bytes) -> int:
+    return _crc16(data)
+
+
+def vcrc(data: bytes) -> int:
+    """VCRC value over LRH..ICRC (native IB only)."""
+    return _crc16(data)
+
+
+def lpcrc(first4: bytes) -> int:
+    """Link packet CRC over the first four bytes of a link packet."""
+    return _crc16(first4)
+
+
+def _set_ones(buf: bytearray, layout_offset: int, layout, name: str) -> None:
+    off, nbytes, shift, mask = layout.offsets()[name]
+    start = layout_offset + off
+    word = int.from_bytes(buf[start:start + nbytes], "big") | (mask << shift)
+    buf[start:start + nbytes] = word.to_bytes(nbytes, "big")
+
+
+def _mask_bth(buf: bytearray, bth_off: int) -> None:
+    # The whole of byte 4 (Resv8a: FECN, BECN and reserved bits) is variant.
+    for name in ("fecn", "becn", "resv6"):
+        _set_ones(buf, bth_off, BTH, name)
+
+
+def _mask_grh(buf: bytearray, grh_off: int) -> None:
+    for name in ("tclass", "flowlabel", "hoplmt"):
+        _set_ones(buf, grh_off, GRH, name)
+
+
+def icrc_input_native(data: bytes, end: int, has_grh: bool) -> bytes:
+    """Masked bytes of a native packet from the LRH up to `end` (the ICRC offset)."""
+    buf = bytearray(data[:end])
+    if has_grh:
+        buf[:LRH.size] = LRH_STANDIN
+        _mask_grh(buf, LRH.size)
+        _mask_bth(buf, LRH.size + GRH.size)
+    else:
+        _set_ones(buf, 0, LRH, "vl")
+        _mask_bth(buf, LRH.size)
+    return bytes(buf)
+
+
+def icrc_input_roce1(grh_to_pad: bytes) -> bytes:
+    buf = bytearray(LRH_STANDIN + grh_to_pad)
+    _mask_grh(buf, LRH.size)
+    _mask_bth(buf, LRH.size + GRH.size)
+    return bytes(buf)
+
+
+def icrc_input_roce2(ip_header: bytes, udp_to_pad: bytes) -> bytes:
+    """`ip_header` is the whole IPv4 (with any options) or IPv6 header."""
+    buf = bytearray(LRH_STANDIN + ip_header + udp_to_pad)
+    ip_off = LRH.size
+    if ip_header[0] >> 4 == 4:
+        for name in ("dscp", "ecn", "ttl", "checksum"):
+            _set_ones(buf, ip_off, IPV4, name)
+    else:
+        for name in ("tclass", "flow", "hlim"):
+            _set_ones(buf, ip_off, IPV6, name)
+    udp_off = ip_off + len(ip_header)
+    _set_ones(buf, udp_off, UDP, "checksum")
+    _mask_bth(buf, udp_off + UDP.size)
+    return bytes(buf)
+
+
+def icrc_wire(masked: bytes) -> bytes:
+    """The four ICRC bytes as they go on the wire."""
+    return crc32(masked).to_bytes(4, "little")
+
+
+def vcrc_wire(data: bytes) -> bytes:
+    return vcrc(data).to_bytes(2, "little")
+
+
+def lpcrc_wire(first4: bytes) -> bytes:
+    return lpcrc(first4).to_bytes(2, "little")

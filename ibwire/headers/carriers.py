@@ -1,0 +1,107 @@
+"""Headers that carry InfiniBand: Ethernet, 802.1Q, IPv4, IPv6, UDP (RoCE) and
+the ERF record header (ibdump, DAG). Field names are Wireshark's."""
+
+from __future__ import annotations
+
+from ibwire.fields import (
+    DEC,
+    HEX,
+    UINT8,
+    UINT16,
+    UINT32,
+    UINT64,
+    Field,
+    Layout,
+    derived,
+    flag,
+    raw,
+    uint,
+)
+from ibwire.fields import (
+    IPV4 as T_IPV4,
+)
+
+ETHERTYPE_ROCE = 0x8915
+ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ARP = 0x0800, 0x86DD, 0x0806
+ETHERTYPE_VLANS = (0x8100, 0x88A8, 0x9100)
+ROCEV2_PORT = 4791
+
+
+def _addr(name: str, nbytes: int, kind: str, ftype: str, label: str) -> Field:
+    return Field(name, nbytes * 8, label, ftype=ftype, kind=kind)
+
+
+ETHERNET = Layout("eth", "eth", "Ethernet II", [
+    _addr("dst", 6, "ether", "ether", "Destination"),
+    _addr("src", 6, "ether", "ether", "Source"),
+    uint("type", 16, "Type", base=HEX),
+])
+
+VLAN = Layout("vlan", "vlan", "802.1Q Virtual LAN", [
+    uint("priority", 3, "Priority", ftype=UINT16),
+    uint("dei", 1, "DEI", ftype=UINT16),
+    uint("id", 12, "ID", ftype=UINT16),
+    uint("etype", 16, "Type", base=HEX),
+])
+
+IPV4 = Layout("ip", "ip", "Internet Protocol Version 4", [
+    uint("version", 4, "Version", ftype=UINT8),
+    uint("ihl", 4, "Header Length (words)", ftype=UINT8, wsname=None),
+    uint("dscp", 6, "Differentiated Services Codepoint", ftype=UINT8,
+         wsname="ip.dsfield.dscp"),
+    uint("ecn", 2, "Explicit Congestion Notification", ftype=UINT8, wsname="ip.dsfield.ecn"),
+    uint("len", 16, "Total Length"),
+    uint("id", 16, "Identification", base=HEX),
+    flag("rb", "Reserved bit", wsname="ip.flags.rb"),
+    flag("df", "Don't fragment", wsname="ip.flags.df"),
+    flag("mf", "More fragments", wsname="ip.flags.mf"),
+    uint("frag_offset", 13, "Fragment Offset", ftype=UINT16),
+    uint("ttl", 8, "Time to Live"),
+    uint("proto", 8, "Protocol"),
+    uint("checksum", 16, "Header Checksum", base=HEX),
+    _addr("src", 4, "ipv4", T_IPV4, "Source Address"),
+    _addr("dst", 4, "ipv4", T_IPV4, "Destination Address"),
+    derived("hdr_len", lambda v: v["ihl"] * 4, "Header Length", ftype=UINT8),
+], defaults={"version": 4, "ihl": 5, "ttl": 64, "proto": 17, "df": 1})
+
+IPV6 = Layout("ipv6", "ipv6", "Internet Protocol Version 6", [
+    uint("version", 4, "Version", ftype=UINT8),
+    uint("tclass", 8, "Traffic Class", ftype=UINT32, base=HEX),
+    uint("flow", 20, "Flow Label", ftype=UINT32, base=HEX),
+    uint("plen", 16, "Payload Length"),
+    uint("nxt", 8, "Next Header"),
+    uint("hlim", 8, "Hop Limit"),
+    _addr("src", 16, "ipv6", "ipv6", "Source Address"),
+    _addr("dst", 16, "ipv6", "ipv6", "Destination Address"),
+], defaults={"version": 6, "nxt": 17, "hlim": 64})
+
+UDP = Layout("udp", "udp", "User Datagram Protocol", [
+    uint("srcport", 16, "Source Port"),
+    uint("dstport", 16, "Destination Port"),
+    uint("length", 16, "Length"),
+    uint("checksum", 16, "Checksum", base=HEX),
+], defaults={"dstport": ROCEV2_PORT, "srcport": 0xC000})
+
+ERF_TYPES = {2: "ETH", 21: "INFINIBAND", 25: "INFINIBAND_LINK", 27: "META"}
+ERF_TYPE_IB, ERF_TYPE_IB_LINK, ERF_TYPE_ETH = 21, 25, 2
+
+# The timestamp is little-endian (the one such field in a capture); it is kept as
+# raw bytes and `erf.ts` is derived from it.
+ERF = Layout("erf", "erf", "Extensible Record Format", [
+    raw("ts_raw", 8, "Timestamp (raw)", wsname=None),
+    flag("ext_header", "Extension header present", ftype=UINT8, wsname="erf.types.ext_header"),
+    uint("type", 7, "Type", ftype=UINT8, values=ERF_TYPES, wsname="erf.types.type"),
+    uint("res", 2, "Reserved", ftype=UINT8, base=HEX, wsname="erf.flags.res"),
+    uint("dse", 1, "DS error", ftype=UINT8, wsname="erf.flags.dse"),
+    uint("rxe", 1, "RX error", ftype=UINT8, wsname="erf.flags.rxe"),
+    uint("trunc", 1, "Truncated", ftype=UINT8, wsname="erf.flags.trunc"),
+    uint("vlen", 1, "Varying record length", ftype=UINT8, wsname="erf.flags.vlen"),
+    uint("cap", 2, "Capture interface", ftype=UINT8, wsname="erf.flags.cap"),
+    uint("rlen", 16, "Record length"),
+    uint("lctr", 16, "Loss counter"),
+    uint("wlen", 16, "Wire length"),
+    derived("ts", lambda v: int.from_bytes(v["ts_raw"], "little"), "Timestamp",
+            ftype=UINT64, base=HEX),
+], protocol="erf")
+
+__all__ = ["DEC", "UINT32", "ETHERNET", "VLAN", "IPV4", "IPV6", "UDP", "ERF"]

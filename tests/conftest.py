@@ -1,0 +1,45 @@
+"""Shared test fixtures: where the given captures live, and tshark."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+CAPTURES = SHARED / "captures"
+PCAPS = REPO / "pcaps"
+
+
+def shared_captures(*groups: str) -> list[Path]:
+    """Capture files under ../shared/captures (empty when absent)."""
+    if not CAPTURES.is_dir():
+        return []
+    out: list[Path] = []
+    for g in groups or ("public", "rxe", "mad"):
+        out.extend(sorted((CAPTURES / g).glob("*.pcap")))
+    return out
+
+
+def need_shared() -> None:
+    if not CAPTURES.is_dir():
+        pytest.skip(f"../shared/captures not found at {CAPTURES}: the given captures are "
+                    "only beside the repository on the project's machines")
+
+
+def need_tshark() -> str:
+    path = shutil.which("tshark")
+    if path is None:
+        pytest.skip("tshark is not installed (CI installs it with apt-get install -y tshark)")
+    return path
+
+
+def capture_params(*groups: str):
+    """pytest params over shared captures, one id per file; a skip marker when absent."""
+    files = shared_captures(*groups)
+    if not files:
+        return [pytest.param(None, marks=pytest.mark.skip(
+            reason=f"../shared/captures not found at {CAPTURES}"))]
+    return [pytest.param(f, id=f"{f.parent.name}/{f.name}") for f in files]
