@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ibwire import crc
+from ibwire.capture.erf import parse_erf_record
 from ibwire.crc import CrcStatus
 from ibwire.fields import Layout
 from ibwire.headers.bth import BTH
@@ -377,6 +378,9 @@ def decode_udp(pkt: Packet, off: int, end: int) -> None:
         pkt.mark("udp", off + 4, f"UDP length {length} does not fit the {end - off} bytes "
                  "of the IP payload")
         udp_end = end
+    elif udp_end < end:
+        pkt.mark("udp", off + 4, f"UDP length {length} is shorter than the {end - off} bytes "
+                 "of the IP payload")
     if udp.dstport in _opts(pkt).roce_ports:
         decode_roce2(pkt, off + UDP.size, udp_end)
     elif ("udp", udp.dstport) in ENCAPS:
@@ -388,37 +392,22 @@ def decode_erf(pkt: Packet, off: int, end: int) -> None:
     erf = _take(pkt, ERF, off, end)
     if erf is None:
         return
-    body = off + ERF.size
-    more = erf.ext_header
-    hops = 0
-    while more:
-        if body + 8 > end:
-            pkt.mark("erf", body, "truncated ERF extension header")
-            return
-        more = pkt.data[body] >> 7
-        body += 8
-        hops += 1
-        if hops > 64:
-            pkt.mark("erf", body, "too many ERF extension headers")
-            return
-    if erf.rlen < body - off:
-        pkt.mark("erf", off + 10, f"ERF rlen {erf.rlen} is shorter than its header")
-    pay_end = body + erf.wlen
-    if pay_end > end:
-        if not erf.trunc:
-            pkt.mark("erf", off + 14, f"ERF wlen {erf.wlen} exceeds the {end - body} bytes "
-                     "captured")
-        pay_end = end
-    erf_type = erf.type
-    if erf_type == ERF_TYPE_IB:
+    # The record rules (extension-header chain, payload cut by wlen) live in one place.
+    rec = parse_erf_record(pkt.data[off:end])
+    for where, reason in rec.problems:
+        if not (erf.trunc and "wlen" in reason):
+            pkt.mark("erf", off + where, reason)
+    body = off + rec.header_len
+    pay_end = body + len(rec.payload)
+    if erf.type == ERF_TYPE_IB:
         decode_ib(pkt, body, pay_end)
-    elif erf_type == ERF_TYPE_IB_LINK:
+    elif erf.type == ERF_TYPE_IB_LINK:
         decode_link(pkt, body, pay_end)
-    elif erf_type == ERF_TYPE_ETH:
+    elif erf.type == ERF_TYPE_ETH:
         # Two bytes of offset/padding precede the Ethernet frame.
         decode_eth(pkt, body + 2, pay_end)
     else:
-        pkt.mark("erf", off + 8, f"ERF type {erf_type} is not decoded")
+        pkt.mark("erf", off + 8, f"ERF type {erf.type} is not decoded")
         _undecoded(pkt, body, pay_end)
         return
     if pay_end < end and not pkt.trailer:

@@ -1,0 +1,336 @@
+"""ERF (Endace Extensible Record Format): records, timestamps, native files.
+
+An ERF record is a 16-byte header (little-endian 64-bit timestamp; type; flags;
+big-endian rlen, lctr, wlen), optional 8-byte extension headers, then the packet,
+padded so that rlen may exceed header + wlen. ibdump writes ERF records for native
+InfiniBand ports, either wrapped in pcap (LINKTYPE_ERF 197, the record is the pcap
+record's data) or, for other tools, as a bare sequence of records ("native ERF").
+
+Timestamps. The ERF timestamp is seconds (high 32 bits) plus a 32-bit binary fraction.
+Wireshark converts the fraction to nanoseconds rounding half up, ``(frac * 10**9 +
+2**31) >> 32``, carrying into the seconds when that reaches 10**9. For native ERF and
+for ERF inside pcap, tshark's ``frame.time`` is the ERF header's timestamp, not the
+pcap record header's; inside pcapng it is the EPB's (checked against tshark 4.0.17).
+The readers do the same, so ``Frame.ts_ns`` equals tshark's ``frame.time_epoch`` to
+the nanosecond.
+
+ibdump computes the fraction as ``usec * 4295`` instead of ``usec * 2**32 / 10**6``:
+its timestamps read about 0.0008 % late within each second (at most 7.6 us) and, for
+usec >= 999993, overflow into the next second. Readers follow tshark and do not undo
+that (it cannot be told apart from a genuine timestamp in general);
+``erf_ts_to_ns(ts, ibdump_quirk=True)`` undoes it for callers who know the writer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ibwire.capture._stream import Output, PathOrFile, Source, open_source
+from ibwire.capture.frame import Frame
+from ibwire.capture.linktypes import LINKTYPE_ERF
+from ibwire.headers.carriers import ERF as ERF_LAYOUT
+
+if TYPE_CHECKING:
+    from typing import Self
+
+ERF_TYPE_ETH = 2
+ERF_TYPE_INFINIBAND = 21
+ERF_TYPE_INFINIBAND_LINK = 25
+ERF_TYPE_META = 27
+ERF_TYPE_PAD = 48
+
+# ERF types whose payload starts with a 2-byte offset/pad field that wlen does not count.
+_ETH_TYPES = frozenset({2, 11, 16, 20})
+# Types a native ERF file plausibly starts with (PAD excluded: '0' would match text).
+ERF_SNIFF_TYPES = frozenset(set(range(1, 26)) | {27, 28, 29})
+
+ERF_HEADER_LEN = 16
+_RLEN_AT = ERF_LAYOUT.by_name["rlen"].offset
+_NS = 10**9
+_FRAC = 1 << 32
+_IBDUMP_UNIT = 4295  # ibdump's approximation of 2**32 / 10**6
+
+
+def erf_ts_to_ns(ts: int, ibdump_quirk: bool = False) -> int:
+    """Nanoseconds since the epoch for a raw 64-bit ERF timestamp, as tshark shows it.
+
+    With ``ibdump_quirk`` the fraction is read as ``usec * 4295`` (ibdump's encoding,
+    including its overflow into the seconds) when it is one; otherwise as usual.
+    """
+    sec, frac = ts >> 32, ts & (_FRAC - 1)
+    if ibdump_quirk:
+        for s, f in ((sec, frac), (sec - 1, frac + _FRAC)):
+            usec, rest = divmod(f, _IBDUMP_UNIT)
+            if s >= 0 and rest == 0 and usec < 10**6:
+                return s * _NS + usec * 1000
+    # Round half up, like Wireshark; a result of 10**9 carries into the seconds.
+    return sec * _NS + ((frac * _NS + (1 << 31)) >> 32)
+
+
+def erf_ts_from_ns(ts_ns: int, ibdump_quirk: bool = False) -> int:
+    """The raw 64-bit ERF timestamp for ``ts_ns``.
+
+    The fraction is rounded to nearest, so ``erf_ts_to_ns`` gives back ``ts_ns``
+    exactly (one fraction step is 0.23 ns). With ``ibdump_quirk`` it is encoded as
+    ibdump does, ``(sec << 32) + usec * 4295`` (microsecond precision, may overflow).
+    """
+    if ts_ns < 0 or ts_ns >= _FRAC * _NS:
+        raise ValueError(f"timestamp {ts_ns} ns does not fit an ERF timestamp")
+    sec, ns = divmod(ts_ns, _NS)
+    if ibdump_quirk:
+        return ((sec << 32) + (ns // 1000) * _IBDUMP_UNIT) & ((1 << 64) - 1)
+    return (sec << 32) | ((ns * _FRAC + _NS // 2) // _NS)
+
+
+@dataclass(frozen=True, slots=True)
+class ErfRecord:
+    """One ERF record, parsed as far as its bytes allow (see ``parse_erf_record``)."""
+
+    ts: int  # raw 64-bit timestamp
+    ts_ns: int
+    type: int  # 7 bits
+    ext_header_present: bool
+    flags: int
+    cap: int  # capture interface, flags & 3
+    vlen: bool
+    trunc: bool
+    rxe: bool
+    dse: bool
+    rlen: int
+    lctr: int
+    wlen: int
+    ext_headers: list[bytes] = field(default_factory=list)  # raw 8-byte headers
+    header_len: int = ERF_HEADER_LEN  # 16 + 8 * len(ext_headers)
+    payload: bytes = b""
+    problems: list[tuple[int, str]] = field(default_factory=list)  # (offset, reason)
+
+
+def _ext_headers(data: bytes) -> tuple[list[bytes], bool]:
+    """The extension headers after the 16-byte header, and whether the chain is complete."""
+    headers: list[bytes] = []
+    pos = ERF_HEADER_LEN
+    while pos + 8 <= len(data):
+        ext = data[pos:pos + 8]
+        headers.append(ext)
+        pos += 8
+        if not ext[0] & 0x80:  # bit 7: another extension header follows
+            return headers, True
+    return headers, False
+
+
+def parse_erf_record(data: bytes) -> ErfRecord:
+    """Parse an ERF record; never raises on bad bytes.
+
+    The payload is cut by wlen, not rlen: records may be padded (rlen rounded up to a
+    multiple of 8) while ibdump writes rlen = 16 + len. For Ethernet ERF types the
+    payload keeps its leading 2-byte offset/pad field. Disagreements between rlen, wlen
+    and the bytes present are listed in ``problems`` as (byte offset, reason).
+    """
+    data = bytes(data)
+    problems: list[tuple[int, str]] = []
+    if len(data) < ERF_HEADER_LEN:
+        problems.append((0, f"truncated ERF header: {len(data)} of {ERF_HEADER_LEN} bytes"))
+        padded = data + bytes(ERF_HEADER_LEN - len(data))
+        hdr_ok = False
+    else:
+        padded = data
+        hdr_ok = True
+    hdr = ERF_LAYOUT.unpack(padded)   # the one definition of the header layout
+    ts = int.from_bytes(hdr["ts_raw"], "little")
+    type_byte = hdr["type"] | hdr["ext_header"] << 7
+    flags = padded[ERF_LAYOUT.by_name["res"].offset]
+    rlen, lctr, wlen = hdr["rlen"], hdr["lctr"], hdr["wlen"]
+    ext_present = bool(hdr["ext_header"])
+
+    ext_headers: list[bytes] = []
+    if ext_present and hdr_ok:
+        ext_headers, complete = _ext_headers(data)
+        if not complete:
+            pos = ERF_HEADER_LEN + 8 * len(ext_headers)
+            problems.append((pos, f"truncated ERF extension header: {len(data) - pos} of 8 bytes"))
+    header_len = ERF_HEADER_LEN + 8 * len(ext_headers)
+
+    payload = b""
+    if hdr_ok:
+        if rlen < header_len:
+            problems.append((10, f"rlen {rlen} is shorter than the {header_len}-byte ERF header"))
+        elif rlen > len(data):
+            problems.append((10, f"rlen {rlen} exceeds the {len(data)} bytes present"))
+        elif rlen < len(data):
+            problems.append((10, f"rlen {rlen} is shorter than the {len(data)} bytes present"))
+        want = wlen + (2 if type_byte & 0x7F in _ETH_TYPES else 0)
+        available = max(0, min(rlen, len(data)) - header_len)
+        if want > available:
+            problems.append(
+                (14, f"wlen {wlen} exceeds the {available} bytes of payload in the record")
+            )
+        payload = data[header_len:header_len + min(want, max(0, len(data) - header_len))]
+
+    return ErfRecord(
+        ts=ts,
+        ts_ns=erf_ts_to_ns(ts),
+        type=type_byte & 0x7F,
+        ext_header_present=ext_present,
+        flags=flags,
+        cap=flags & 0x03,
+        vlen=bool(flags & 0x04),
+        trunc=bool(flags & 0x08),
+        rxe=bool(flags & 0x10),
+        dse=bool(flags & 0x20),
+        rlen=rlen,
+        lctr=lctr,
+        wlen=wlen,
+        ext_headers=ext_headers,
+        header_len=header_len,
+        payload=payload,
+        problems=problems,
+    )
+
+
+def erf_record(
+    payload: bytes, ts_ns: int, erf_type: int = ERF_TYPE_INFINIBAND, cap: int = 0,
+    pad: bool = False, ibdump_quirk: bool = False,
+) -> bytes:
+    """Build an ERF record the way ibdump does.
+
+    flags = 0x04 (varying length) | cap, lctr = 0, wlen = len(payload), and
+    rlen = 16 + len(payload) (ibdump), or rounded up to a multiple of 8 with zero
+    padding when ``pad`` (as DAG cards write).
+    """
+    if not 0 <= erf_type < 0x80:
+        raise ValueError(f"ERF type {erf_type} does not fit 7 bits")
+    if not 0 <= cap <= 3:
+        raise ValueError(f"ERF capture interface {cap} does not fit 2 bits")
+    rlen = ERF_HEADER_LEN + len(payload)
+    if pad:
+        rlen = (rlen + 7) & ~7
+    if rlen > 0xFFFF:
+        raise ValueError(f"payload of {len(payload)} bytes does not fit an ERF record")
+    header = ERF_LAYOUT.pack({
+        "ts_raw": erf_ts_from_ns(ts_ns, ibdump_quirk).to_bytes(8, "little"),
+        "type": erf_type, "vlen": 1, "cap": cap, "rlen": rlen, "lctr": 0,
+        "wlen": len(payload)})
+    return header + bytes(payload) + bytes(rlen - ERF_HEADER_LEN - len(payload))
+
+
+def _rlen(data: bytes) -> int:
+    return int.from_bytes(data[_RLEN_AT:_RLEN_AT + 2], "big")
+
+
+def erf_frame_ts_ns(data: bytes, fallback_ns: int) -> int:
+    """``frame.time`` of an ERF-in-pcap record: the ERF header's timestamp, as tshark."""
+    if len(data) < ERF_HEADER_LEN:
+        return fallback_ns
+    return erf_ts_to_ns(int.from_bytes(data[:8], "little"))
+
+
+def looks_like_erf(head: bytes) -> bool:
+    """Whether ``head`` (the first bytes of a file) plausibly starts a native ERF file."""
+    if len(head) < ERF_HEADER_LEN:
+        return False
+    ts, type_byte = int.from_bytes(head[:8], "little"), head[8]
+    rlen = _rlen(head)
+    min_len = ERF_HEADER_LEN + (8 if type_byte & 0x80 else 0)
+    sec = ts >> 32
+    # 1995-01-01 .. 2100-01-01: a DAG card or ibdump clock, not random bytes.
+    return (type_byte & 0x7F) in ERF_SNIFF_TYPES and rlen >= min_len and (
+        788_918_400 <= sec < 4_102_444_800
+    )
+
+
+class ErfReader:
+    """Streaming reader for native ERF files; yields LINKTYPE_ERF Frames.
+
+    ``Frame.data`` is the whole record (header, extension headers, payload, padding),
+    ``wire_len`` is header length + wlen (what a pcap record of it would call the
+    original length). PAD records (type 48) are skipped, as tshark does.
+    """
+
+    format = "erf"
+
+    def __init__(self, fileobj_or_path: PathOrFile | Source, name: str | None = None) -> None:
+        self._src, self._owned = open_source(fileobj_or_path, name)
+
+    def __iter__(self) -> Iterator[Frame]:
+        src = self._src
+        try:
+            while True:
+                src.begin_record()
+                head = src.read(ERF_HEADER_LEN)
+                if not head:
+                    return
+                if len(head) < ERF_HEADER_LEN:
+                    raise src.error(
+                        f"truncated ERF record header: {len(head)} of {ERF_HEADER_LEN} bytes"
+                    )
+                rlen = _rlen(head)
+                if rlen < ERF_HEADER_LEN:
+                    raise src.error(
+                        f"ERF rlen {rlen} is shorter than the {ERF_HEADER_LEN}-byte header"
+                    )
+                record = head + src.read_exact(rlen - ERF_HEADER_LEN, "ERF record body")
+                if head[8] & 0x7F == ERF_TYPE_PAD:
+                    continue
+                if head[8] & 0x80 and not _ext_headers(record)[1]:
+                    raise src.error(f"ERF extension headers run past rlen {rlen}")
+                parsed = parse_erf_record(record)
+                yield Frame(
+                    index=src.records,
+                    ts_ns=parsed.ts_ns,
+                    linktype=LINKTYPE_ERF,
+                    data=record,
+                    wire_len=parsed.header_len + parsed.wlen,
+                    offset=src.record_offset,
+                )
+                src.records += 1
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._owned is not None:
+            self._owned.close()
+
+
+class ErfWriter:
+    """Writes a native ERF file (a bare sequence of records).
+
+    ``write`` takes a LINKTYPE_ERF Frame or a complete ERF record and writes it
+    verbatim (so reading then writing is byte-identical); ``write_payload`` wraps an
+    InfiniBand packet (type 21) or link packet (type 25) the way ibdump does.
+    """
+
+    def __init__(self, fileobj_or_path: PathOrFile, gzip: bool | None = None) -> None:
+        self._out = Output(fileobj_or_path, gzip)
+        self.count = 0
+
+    def write(self, frame_or_record: Frame | bytes) -> None:
+        if isinstance(frame_or_record, Frame):
+            if frame_or_record.linktype != LINKTYPE_ERF:
+                raise ValueError(
+                    f"record {frame_or_record.index} has link type {frame_or_record.linktype}; "
+                    "a native ERF file holds only ERF records (link type 197)"
+                )
+            record = frame_or_record.data
+        else:
+            record = bytes(frame_or_record)
+        if len(record) < ERF_HEADER_LEN or _rlen(record) != len(record):
+            raise ValueError("not a complete ERF record (rlen must equal its length)")
+        self._out.write(record)
+        self.count += 1
+
+    def write_payload(
+        self, payload: bytes, ts_ns: int, erf_type: int = ERF_TYPE_INFINIBAND, cap: int = 0,
+        pad: bool = False, ibdump_quirk: bool = False,
+    ) -> None:
+        self.write(erf_record(payload, ts_ns, erf_type, cap, pad, ibdump_quirk))
+
+    def close(self) -> None:
+        self._out.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

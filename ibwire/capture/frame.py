@@ -1,0 +1,50 @@
+"""The record every reader yields, and the one error a broken capture file raises."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One captured record, independent of the file format it came from."""
+
+    index: int  # 0-based record number in the file
+    ts_ns: int  # integer nanoseconds since the Unix epoch (exact to the file's resolution)
+    linktype: int  # pcap LINKTYPE of this record (per interface for pcapng)
+    data: bytes  # captured bytes (for LINKTYPE_ERF 197 this includes the ERF header)
+    wire_len: int  # original length on the wire as the file records it
+    interface: int = 0
+    offset: int = 0  # byte offset of the record header in the (decompressed) file
+
+
+class CaptureError(Exception):
+    """A structurally broken capture file.
+
+    Readers raise it only after yielding every good record before the bad one, so
+    ``index`` is both the number of records delivered and the index of the bad record.
+    ``at_record=False`` is for problems with the file as a whole (empty, not a capture,
+    bad file header), where naming a record would mislead.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        source: str = "<capture>",
+        index: int = 0,
+        offset: int = 0,
+        at_record: bool = True,
+    ) -> None:
+        self.reason = reason
+        self.source = source
+        self.index = index
+        self.offset = offset
+        if at_record:
+            message = (
+                f"{source}: record {index} at byte offset {offset}: {reason} "
+                f"({index} records read)"
+            )
+        else:
+            message = f"{source}: {reason}"
+        super().__init__(message)

@@ -1,0 +1,61 @@
+"""pcap LINKTYPE values this project decodes.
+
+Readers do not reject other link types: a file with an unknown link type is still a
+well-formed capture, and the decoder reports the problem per packet. Callers that want
+to refuse such files early (the CLI does) use ``check_linktype``.
+"""
+
+from __future__ import annotations
+
+from ibwire.capture.frame import Frame
+
+LINKTYPE_ETHERNET = 1
+LINKTYPE_RAW = 101
+LINKTYPE_LINUX_SLL = 113
+LINKTYPE_ERF = 197
+LINKTYPE_IPOIB = 242
+LINKTYPE_INFINIBAND = 247
+LINKTYPE_LINUX_SLL2 = 276
+
+KNOWN_LINKTYPES: dict[int, str] = {
+    LINKTYPE_ETHERNET: "Ethernet",
+    LINKTYPE_ERF: "ERF",
+    LINKTYPE_INFINIBAND: "InfiniBand",
+    LINKTYPE_IPOIB: "IPoIB",
+    LINKTYPE_RAW: "Raw IP",
+    LINKTYPE_LINUX_SLL: "Linux cooked",
+    LINKTYPE_LINUX_SLL2: "Linux cooked v2",
+}
+
+
+class UnknownLinkTypeError(ValueError):
+    """A record whose link type ibwire cannot decode."""
+
+    def __init__(self, linktype: int, index: int | None = None, offset: int | None = None) -> None:
+        self.linktype = linktype
+        self.index = index
+        self.offset = offset
+        message = f"unknown link type {linktype}"
+        if index is not None:
+            message += f" at record {index}"
+            if offset is not None:
+                message += f" (byte offset {offset})"
+        super().__init__(message)
+
+
+def check_linktype(linktype: int | Frame) -> str:
+    """The name of a known link type; raise UnknownLinkTypeError otherwise.
+
+    Given a Frame, the error names its record and byte offset:
+    ``unknown link type 248 at record 3 (byte offset 1234)``.
+    """
+    if isinstance(linktype, Frame):
+        frame = linktype
+        name = KNOWN_LINKTYPES.get(frame.linktype)
+        if name is None:
+            raise UnknownLinkTypeError(frame.linktype, frame.index, frame.offset)
+        return name
+    name = KNOWN_LINKTYPES.get(linktype)
+    if name is None:
+        raise UnknownLinkTypeError(linktype)
+    return name
