@@ -81,7 +81,10 @@ _SHAPE = {"lrh": ("lnh", "pktlen"), "grh": ("paylen", "nxthdr"),
 
 def _bits(pkt, table) -> set[int]:
     out: set[int] = set()
+    bth = pkt.layer("bth")
     for lay in pkt.layers:
+        if lay.offset > bth.offset:
+            break   # headers inside the payload (IPoIB's IP) are not carriers
         for name in table.get(lay.name, ()):
             f = lay.layout.by_name[name]
             start = lay.offset * 8 + f.bit_offset
