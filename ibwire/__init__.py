@@ -31,6 +31,10 @@ from ibwire.headers import (
 )
 from ibwire.packet import Layer, Malformed, Packet
 
+# Payload decoders register themselves: MADs on QP0/QP1, IPoIB on UD.
+from ibwire import ipoib as _ipoib  # noqa: E402,F401  isort: skip
+from ibwire import mad as _mad  # noqa: E402,F401  isort: skip
+
 __version__ = "0.1.0"
 
 __all__ = [

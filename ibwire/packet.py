@@ -156,14 +156,12 @@ class Packet:
             if wsname == layout.prefix:
                 out.append(self.data[lay.offset:lay.offset + layout.size])
                 continue
-            f = _by_wsname(layout).get(wsname)
-            if f is None:
-                continue
-            if f.present is not None and not _safe_present(f, lay.values):
-                continue
-            v = lay.values.get(f.name)
-            if v is not None:
-                out.append(v)
+            for f in _by_wsname(layout).get(wsname, ()):
+                if f.present is not None and not _safe_present(f, lay.values):
+                    continue
+                v = lay.values.get(f.name)
+                if v is not None:
+                    out.append(v)
         out.extend(self.extras.get(wsname, ()))
         return out
 
@@ -207,12 +205,16 @@ class Packet:
         return "/".join(self.protocols()) or "empty"
 
 
-_WS_CACHE: dict[int, dict[str, Field]] = {}
+_WS_CACHE: dict[int, dict[str, list[Field]]] = {}
 
 
-def _by_wsname(layout: Layout) -> dict[str, Field]:
+def _by_wsname(layout: Layout) -> dict[str, list[Field]]:
+    """Public name -> fields of a layout (a name may recur, e.g. ServiceData words)."""
     table = _WS_CACHE.get(id(layout))
     if table is None:
-        table = {f.wsname: f for f in layout.fields if f.wsname}
+        table = {}
+        for f in layout.fields:
+            if f.wsname:
+                table.setdefault(f.wsname, []).append(f)
         _WS_CACHE[id(layout)] = table
     return table

@@ -30,7 +30,7 @@ from scapy.error import warning
 from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Dot1Q, Ether
-from scapy.packet import Packet, bind_layers
+from scapy.packet import NoPayload, Packet, bind_layers
 
 from ibwire import crc
 from ibwire.dissectors.generate import TrailerField, layer_class, layer_values, patch
@@ -123,6 +123,9 @@ class _BTHMixin:
         return s[:len(s) - len(padb)]
 
     def post_build(self, p: bytes, pay: bytes) -> bytes:
+        # Scapy appends Padding at the very end of a packet; padding that layers inside
+        # the BTH made (a short IPoIB UDP length) belongs before the pad and ICRC.
+        pay += self._paddings(inner=True)
         padcnt = self.getfieldval("padcnt")
         pad = self.getfieldval("pad")
         if pad is None:
@@ -132,6 +135,29 @@ class _BTHMixin:
         body = p + pay + pad
         icrc = self.getfieldval("icrc")
         return body + (icrc_for(self, body) if icrc is None else icrc)
+
+    def dissect(self, s: bytes) -> None:
+        super().dissect(s)  # type: ignore[misc]
+        # Padding present now came from layers inside the BTH; layers outside (ERF
+        # record padding under the LRH) add theirs after this returns.
+        layer = self.payload
+        while not isinstance(layer, NoPayload):
+            if isinstance(layer, conf.padding_layer):
+                layer.__dict__["_ib_inner"] = True
+            layer = layer.payload
+
+    def _paddings(self, inner: bool) -> bytes:
+        out = b""
+        layer = self.payload
+        while not isinstance(layer, NoPayload):
+            if isinstance(layer, conf.padding_layer) and \
+                    bool(layer.__dict__.get("_ib_inner")) == inner:
+                out += bytes(layer.load)
+            layer = layer.payload
+        return out
+
+    def build_padding(self) -> bytes:
+        return self._paddings(inner=False)   # inner padding is placed by post_build
 
     def guess_payload_class(self, payload: bytes) -> type[Packet]:
         return next_class(self, payload)

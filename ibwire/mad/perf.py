@@ -1,0 +1,98 @@
+"""Performance Management (class 0x04, IBA 16.1): 40 reserved bytes after the
+common header, then 192 bytes of attribute data.
+
+PortCounters follows libibmad/OpenSM and the current specification: byte 18 is
+CounterSelect2, bytes 20-21 QP1Dropped and bytes 40-43 PortXmitWait, where
+Wireshark 4.0 shows reserved bytes and stops at byte 39 (pinned differences).
+PortCountersExtended includes CounterSelect2 (bytes 4-7) and the 64-bit error
+counters of bytes 72-183 (libibmad `IB_PC_EXT_ERR_*`), which Wireshark does not
+decode. Counter values print in decimal, like Wireshark's and perfquery's.
+"""
+
+from __future__ import annotations
+
+from ibwire.mad._ctx import Ctx, Part
+from ibwire.mad._layout import L, d, rb, rz, u
+from ibwire.mad.general import CLASS_PORT_INFO
+from ibwire.mad.header import GSI_RESERVED
+
+_PC = "infiniband.portcounters"
+PORT_COUNTERS = L("portcounters", "PortCounters", _PC, [
+    rb(1), u("port_select", 8), u("counter_select", 16),
+    d("symbol_error_counter", 16), d("link_error_recovery_counter", 8),
+    d("link_downed_counter", 8), d("port_rcv_errors", 16),
+    d("port_rcv_remote_physical_errors", 16), d("port_rcv_switch_relay_errors", 16),
+    d("port_xmit_discards", 16), d("port_xmit_constraint_errors", 8),
+    d("port_rcv_constraint_errors", 8),
+    u("counter_select2", 8),
+    d("local_link_integrity_errors", 4), d("excessive_buffer_overrun_errors", 4),
+    d("qp1_dropped", 16), d("vl15_dropped", 16),
+    d("port_xmit_data", 32), d("port_rcv_data", 32), d("port_xmit_pkts", 32),
+    d("port_rcv_pkts", 32), d("port_xmit_wait", 32),
+])
+
+_EXT_COUNTERS = ["port_xmit_data", "port_rcv_data", "port_xmit_pkts", "port_rcv_pkts",
+                 "port_unicast_xmit_pkts", "port_unicast_rcv_pkts",
+                 "port_multicast_xmit_pkts", "port_multicast_rcv_pkts",
+                 "symbol_error_counter", "link_error_recovery_counter",
+                 "link_downed_counter", "port_rcv_errors", "port_rcv_remote_physical_errors",
+                 "port_rcv_switch_relay_errors", "port_xmit_discards",
+                 "port_xmit_constraint_errors", "port_rcv_constraint_errors",
+                 "local_link_integrity_errors", "excessive_buffer_overrun_errors",
+                 "vl15_dropped", "port_xmit_wait", "qp1_dropped"]
+PORT_COUNTERS_EXT = L("portcounters_ext", "PortCountersExtended", "infiniband.portcounters_ext", [
+    rb(1), u("port_select", 8), u("counter_select", 16), u("counter_select2", 32),
+    *(d(name, 64) for name in _EXT_COUNTERS),
+])
+
+_PSC = "infiniband.portsamplescontrol"
+PORT_SAMPLES_CONTROL = L("portsamplescontrol", "PortSamplesControl", _PSC, [
+    u("op_code", 8), u("port_select", 8), u("tick", 8), rz(5), u("counter_width", 3),
+    rz(2), u("counter_mask0", 3), u("counter_masks1to9", 27),
+    rz(1), u("counter_masks10to14", 15),
+    u("sample_mechanisms", 8), rz(6), u("sample_status", 2),
+    u("option_mask", 64), u("vendor_mask", 64),
+    d("sample_start", 32), d("sample_interval", 32), u("tag", 16),
+    *(u(f"counter_select{i}", 16) for i in range(15)),
+    rz(32), u("samples_only_option_mask", 64),
+])
+PORT_SAMPLES_RESULT = L("portsamplesresult", "PortSamplesResult",
+                        "infiniband.portsamplesresult", [
+    u("tag", 16), rz(14), u("sample_status", 2),
+    *(d(f"counter{i}", 32) for i in range(15)),
+])
+PORT_RCV_ERROR_DETAILS = L("portrcverrordetails", "PortRcvErrorDetails",
+                           "infiniband.portrcverrordetails", [
+    rz(8), u("port_select", 8), u("counter_select", 16),
+    d("port_local_physical_errors", 16), d("port_malformed_packet_errors", 16),
+    d("port_buffer_overrun_errors", 16), d("port_dlid_mapping_errors", 16),
+    d("port_vl_mapping_errors", 16), d("port_looping_errors", 16),
+])
+PORT_XMIT_DISCARD_DETAILS = L("portxmitdiscarddetails", "PortXmitDiscardDetails",
+                              "infiniband.portxmitdiscarddetails", [
+    rz(8), u("port_select", 8), u("counter_select", 16),
+    d("port_inactive_discards", 16), d("port_neighbor_mtu_discards", 16),
+    d("port_sw_lifetime_limit_discards", 16), d("port_sw_hoq_lifetime_limit_discards", 16),
+])
+
+PERF_ATTRIBUTES: dict[int, tuple[Part, ...]] = {
+    0x0001: (CLASS_PORT_INFO,),
+    0x0010: (PORT_SAMPLES_CONTROL,),
+    0x0011: (PORT_SAMPLES_RESULT,),
+    0x0012: (PORT_COUNTERS,),
+    0x0015: (PORT_RCV_ERROR_DETAILS,),
+    0x0016: (PORT_XMIT_DISCARD_DETAILS,),
+    0x001D: (PORT_COUNTERS_EXT,),
+}
+PERF_DATA = 192
+
+
+def decode(ctx: Ctx) -> None:
+    """40 reserved bytes, then the attribute in a 192-byte data area."""
+    attr = ctx.hdr["attribute_id"]
+    if attr not in (0x0001, 0x0012, 0x001D):
+        ctx.extra("infiniband.smplid.smpdata", 24, 256)
+    if ctx.take(GSI_RESERVED) is None:
+        return
+    parts = PERF_ATTRIBUTES.get(attr)
+    ctx.area(PERF_DATA, parts or (), kind="pad" if parts else "data")
