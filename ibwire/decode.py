@@ -34,6 +34,8 @@ from ibwire.headers.carriers import (
     IPV4,
     IPV6,
     ROCEV2_PORT,
+    SLL,
+    SLL2,
     UDP,
     VLAN,
 )
@@ -44,6 +46,7 @@ from ibwire.headers.routing import GRH, LRH, NXTHDR_IBA, RWH
 from ibwire.packet import Layer, Packet
 
 LINKTYPE_ETHERNET, LINKTYPE_RAW, LINKTYPE_ERF, LINKTYPE_INFINIBAND = 1, 101, 197, 247
+LINKTYPE_LINUX_SLL, LINKTYPE_LINUX_SLL2 = 113, 276
 ICRC_LEN, VCRC_LEN = 4, 2
 UDP_PROTO = 17
 
@@ -132,6 +135,7 @@ def decode_ib(pkt: Packet, off: int, end: int) -> None:
                      f"{end - off} bytes captured")
             ib_end = end
             _transport_body(pkt, off + LRH.size, ib_end, lnh == 3, crc_end=None)
+            _icrc_not_captured(pkt)
             return
         _transport_body(pkt, off + LRH.size, ib_end, lnh == 3, crc_end=ib_end - ICRC_LEN)
         _vcrc(pkt, off, ib_end, end)
@@ -255,6 +259,12 @@ def _icrc(pkt: Packet, crc_end: int, roce: str | None) -> None:
     pkt.add("infiniband.invariant.crc.status", int(status))
 
 
+def _icrc_not_captured(pkt: Packet) -> None:
+    if pkt.layer("bth") is not None and pkt.icrc is None:
+        pkt.icrc_status = CrcStatus.UNVERIFIED
+        pkt.add("infiniband.invariant.crc.status", int(CrcStatus.UNVERIFIED))
+
+
 def icrc_masked_input(pkt: Packet, crc_end: int, roce: str | None) -> bytes | None:
     """The bytes the ICRC covers, masked; None when the IP header is unknown."""
     data = pkt.data
@@ -283,6 +293,7 @@ def decode_roce1(pkt: Packet, off: int, end: int) -> None:
         pkt.mark("grh", off + 4, f"PayLen {paylen} exceeds the {end - off - GRH.size} bytes "
                  "captured")
         _transport_body(pkt, off, end, True, crc_end=None, roce="roce1")
+        _icrc_not_captured(pkt)
         return
     if paylen < BTH.size + ICRC_LEN:
         pkt.mark("grh", off + 4, f"PayLen {paylen} is shorter than a BTH and ICRC")
@@ -292,8 +303,13 @@ def decode_roce1(pkt: Packet, off: int, end: int) -> None:
     pkt.trailer = pkt.data[ib_end:end]
 
 
-def decode_roce2(pkt: Packet, off: int, end: int) -> None:
+def decode_roce2(pkt: Packet, off: int, end: int, truncated: bool = False) -> None:
     pkt.ib_offset = off
+    if truncated:
+        # The capture stopped inside the datagram: the ICRC was not captured.
+        _transport_body(pkt, off, end, False, crc_end=None, roce="roce2")
+        _icrc_not_captured(pkt)
+        return
     if end - off < BTH.size + ICRC_LEN:
         _transport_body(pkt, off, end, False, crc_end=None, roce="roce2")
         if pkt.layer("bth") is not None:
@@ -318,6 +334,13 @@ def decode_eth(pkt: Packet, off: int, end: int) -> None:
         off += VLAN.size
         depth += 1
     _ethertype(pkt, etype, off, end)
+
+
+def decode_sll(pkt: Packet, off: int, end: int) -> None:
+    layout = SLL2 if pkt.encap == "sll2" else SLL
+    sll = _take(pkt, layout, off, end)
+    if sll is not None:
+        _ethertype(pkt, sll.etype, off + layout.size, end)
 
 
 def _ethertype(pkt: Packet, etype: int, off: int, end: int) -> None:
@@ -374,15 +397,17 @@ def decode_udp(pkt: Packet, off: int, end: int) -> None:
         return
     length = udp.length
     udp_end = off + length
+    truncated = False
     if length < UDP.size or udp_end > end:
         pkt.mark("udp", off + 4, f"UDP length {length} does not fit the {end - off} bytes "
                  "of the IP payload")
+        truncated = udp_end > end
         udp_end = end
     elif udp_end < end:
         pkt.mark("udp", off + 4, f"UDP length {length} is shorter than the {end - off} bytes "
                  "of the IP payload")
     if udp.dstport in _opts(pkt).roce_ports:
-        decode_roce2(pkt, off + UDP.size, udp_end)
+        decode_roce2(pkt, off + UDP.size, udp_end, truncated)
     elif ("udp", udp.dstport) in ENCAPS:
         ENCAPS[("udp", udp.dstport)](pkt, off + UDP.size, udp_end)  # type: ignore[index]
 
@@ -405,6 +430,10 @@ def decode_erf(pkt: Packet, off: int, end: int) -> None:
         decode_link(pkt, body, pay_end)
     elif erf.type == ERF_TYPE_ETH:
         # Two bytes of offset/padding precede the Ethernet frame.
+        if pay_end - body < 2:
+            pkt.mark("erf", body, "ERF Ethernet record shorter than its 2-byte pad")
+            _undecoded(pkt, body, pay_end)
+            return
         decode_eth(pkt, body + 2, pay_end)
     else:
         pkt.mark("erf", off + 8, f"ERF type {erf.type} is not decoded")
@@ -433,11 +462,12 @@ def decode_link(pkt: Packet, off: int, end: int) -> None:
 
 _HANDLERS: dict[str | int, Callable[[Packet, int, int], None]] = {
     "ib": decode_ib, "ib_link": decode_link, "roce1": decode_roce1, "roce2": decode_roce2,
-    "eth": decode_eth, "ip": decode_ip, "erf": decode_erf,
+    "eth": decode_eth, "ip": decode_ip, "erf": decode_erf, "sll": decode_sll,
+    "sll2": decode_sll,
 }
 _ENCAP_BY_LINKTYPE: dict[int, str] = {
     LINKTYPE_ETHERNET: "eth", LINKTYPE_RAW: "ip", LINKTYPE_ERF: "erf",
-    LINKTYPE_INFINIBAND: "ib",
+    LINKTYPE_INFINIBAND: "ib", LINKTYPE_LINUX_SLL: "sll", LINKTYPE_LINUX_SLL2: "sll2",
 }
 
 

@@ -100,7 +100,9 @@ def encode_packet(pkt: Packet, fill: bool = False) -> bytes:
     if pkt.layer("bth") is None and pkt.layer("link") is None:
         # Raw or non-IBA payloads after the routing headers.
         return pkt.data
-    return _assemble(seq, payload, fill=fill, pad=pkt.pad, icrc=pkt.icrc, vcrc=pkt.vcrc,
+    # b"" keeps a VCRC the capture did not have absent (None would compute one).
+    vcrc = pkt.vcrc if pkt.vcrc is not None or fill else b""
+    return _assemble(seq, payload, fill=fill, pad=pkt.pad, icrc=pkt.icrc, vcrc=vcrc,
                      trailer=pkt.trailer)
 
 

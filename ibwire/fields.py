@@ -161,6 +161,7 @@ class Layout:
             if f.kind != "int" and f.bit_offset % 8:
                 raise ValueError(f"layout {name}: {f.name} is not byte aligned")
         self._struct: cs.Construct | None = None
+        self._offsets: dict[str, tuple[int, int, int, int]] | None = None
         if register:
             REGISTRY.add_layout(self)
 
@@ -222,6 +223,8 @@ class Layout:
 
     def offsets(self) -> dict[str, tuple[int, int, int, int]]:
         """For bulk kernels: name -> (byte offset, byte count, right shift, mask)."""
+        if self._offsets is not None:
+            return self._offsets
         rows = {}
         for f in self.fields:
             if f.derive is not None or f.kind != "int":
@@ -231,6 +234,7 @@ class Layout:
             nbytes = last - first + 1
             shift = nbytes * 8 - (f.bit_offset - first * 8) - f.bits
             rows[f.name] = (first, nbytes, shift, f.mask)
+        self._offsets = rows
         return rows
 
     def __call__(self, **values: Any) -> Header:

@@ -20,6 +20,7 @@ from ibwire.fields import (
     HEX,
     IPV4,
     IPV6,
+    NONE,
     REGISTRY,
     STRING,
     UINT8,
@@ -36,6 +37,8 @@ def format_value(ftype: str, base: str, value: Any) -> str:
     """One value as tshark's `-T fields` prints it."""
     if value is None:
         return ""
+    if ftype == NONE:
+        return "1"   # a present subtree item (FT_NONE) prints as 1
     if ftype == BOOL:
         return "1" if value else "0"
     if ftype in _HEX_DIGITS:

@@ -36,6 +36,9 @@ def packets(draw, op=None):
     if encap.startswith("roce"):
         bth.update(fecn=0, becn=0)                       # variant bits: decoded, not kept
     ethv = [(ETH_LAYOUTS[name], _values(ETH_LAYOUTS[name], draw)) for name in op.headers]
+    for lay, v in ethv:
+        if lay.name == "deth":
+            v["srcqp"] = max(v["srcqp"], 2)              # SrcQP 0/1 also means a MAD
     payload = draw(st.binary(max_size=80)) if op.payload else b""
     if payload[:1] and op.transport == "UD":
         payload = b"\xa5" + payload[1:]                  # not an IPoIB EtherType

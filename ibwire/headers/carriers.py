@@ -67,7 +67,7 @@ IPV4 = Layout("ip", "ip", "Internet Protocol Version 4", [
 IPV6 = Layout("ipv6", "ipv6", "Internet Protocol Version 6", [
     uint("version", 4, "Version", ftype=UINT8),
     uint("tclass", 8, "Traffic Class", ftype=UINT32, base=HEX),
-    uint("flow", 20, "Flow Label", ftype=UINT32, base=HEX),
+    uint("flow", 20, "Flow Label", ftype="uint24", base=HEX),
     uint("plen", 16, "Payload Length"),
     uint("nxt", 8, "Next Header"),
     uint("hlim", 8, "Hop Limit"),
@@ -81,6 +81,24 @@ UDP = Layout("udp", "udp", "User Datagram Protocol", [
     uint("length", 16, "Length"),
     uint("checksum", 16, "Checksum", base=HEX),
 ], defaults={"dstport": ROCEV2_PORT, "srcport": 0xC000})
+
+# Linux "cooked" captures (tcpdump -i any): LINKTYPE_LINUX_SLL 113 and SLL2 276.
+SLL = Layout("sll", "sll", "Linux cooked capture v1", [
+    uint("pkttype", 16, "Packet type"),
+    uint("hatype", 16, "Link-layer address type"),
+    uint("halen", 16, "Link-layer address length"),
+    raw("src", 8, "Source", wsname="sll.src.other"),
+    uint("etype", 16, "Protocol", base=HEX),
+])
+SLL2 = Layout("sll2", "sll", "Linux cooked capture v2", [
+    uint("etype", 16, "Protocol", base=HEX),
+    uint("reserved", 16, "Reserved", wsname=None, reserved=True),
+    uint("ifindex", 32, "Interface index"),
+    uint("hatype", 16, "Link-layer address type"),
+    uint("pkttype", 8, "Packet type", ftype=UINT16),
+    uint("halen", 8, "Link-layer address length", ftype=UINT16),
+    raw("src", 8, "Source", wsname="sll.src.other"),
+], protocol="sll")
 
 ERF_TYPES = {2: "ETH", 21: "INFINIBAND", 25: "INFINIBAND_LINK", 27: "META"}
 ERF_TYPE_IB, ERF_TYPE_IB_LINK, ERF_TYPE_ETH = 21, 25, 2
@@ -104,4 +122,4 @@ ERF = Layout("erf", "erf", "Extensible Record Format", [
             ftype=UINT64, base=HEX),
 ], protocol="erf")
 
-__all__ = ["DEC", "UINT32", "ETHERNET", "VLAN", "IPV4", "IPV6", "UDP", "ERF"]
+__all__ = ["DEC", "UINT32", "ETHERNET", "VLAN", "IPV4", "IPV6", "UDP", "ERF", "SLL", "SLL2"]

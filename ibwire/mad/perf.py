@@ -11,6 +11,7 @@ decode. Counter values print in decimal, like Wireshark's and perfquery's.
 
 from __future__ import annotations
 
+from ibwire.fields import NONE, REGISTRY
 from ibwire.mad._ctx import Ctx, Part
 from ibwire.mad._layout import L, d, rb, rz, u
 from ibwire.mad.general import CLASS_PORT_INFO
@@ -85,12 +86,21 @@ PERF_ATTRIBUTES: dict[int, tuple[Part, ...]] = {
     0x001D: (PORT_COUNTERS_EXT,),
 }
 PERF_DATA = 192
+# Wireshark's FT_NONE subtree items for the PerfMgt attributes it decodes.
+_SUBTREES = {0x0001: ("infiniband.classportinfo", CLASS_PORT_INFO),
+             0x0012: (_PC, PORT_COUNTERS),
+             0x001D: ("infiniband.portcounters_ext", PORT_COUNTERS_EXT)}
+for _name, _lay in _SUBTREES.values():
+    REGISTRY.add(_name, NONE, f"{_lay.label} (Performance Management MAD)")
 
 
 def decode(ctx: Ctx) -> None:
     """40 reserved bytes, then the attribute in a 192-byte data area."""
     attr = ctx.hdr["attribute_id"]
-    if attr not in (0x0001, 0x0012, 0x001D):
+    if attr in _SUBTREES:
+        name, lay = _SUBTREES[attr]
+        ctx.extra(name, 64, 64 + lay.size)
+    else:
         ctx.extra("infiniband.smplid.smpdata", 24, 256)
     if ctx.take(GSI_RESERVED) is None:
         return

@@ -292,6 +292,9 @@ def decode(ctx: Ctx) -> None:
     if rec is None or continuation:
         ctx.area(SA_DATA_SIZE, (), kind="data")
         return
+    if ctx.hdr["attribute_id"] == 0x0035:
+        # Wireshark adds one more "SA Packet" item over the first PathRecord.
+        ctx.extra("infiniband.sa.drdlid", SA_DATA_OFFSET, SA_DATA_OFFSET + 64)
     _records(ctx, rec, ctx.hdr["method"] in TABLE_METHODS, sa["attribute_offset"])
 
 

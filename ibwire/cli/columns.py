@@ -1,0 +1,155 @@
+"""The summary line: No., Time, Source → Destination, Protocol, Length, Info.
+
+Layout follows tshark's: number right-aligned in 5, time right-aligned in 10,
+source right-aligned in 12, destination left-aligned in 12. Info for transport
+packets is `RC RDMA Write First QP=0x000011 PSN=12`, plus what the AETH says
+(` MSN=5`, ` [PSN Sequence Error]`, ` [RNR NAK 0.64 ms]`), then ` [bad ICRC]`,
+` [bad VCRC]` and ` [Malformed: reason]`. MADs read as tshark reads them
+(madinfo.py); link packets as `Flow Control: VL 0 FCTBS 123 FCCL 456`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ibwire.cli.carriers import addresses, carrier_info, column_protocol
+from ibwire.cli.frames import FrameInfo, fmt_ns
+from ibwire.cli.madinfo import mad_header, mad_info
+from ibwire.crc import CrcStatus
+from ibwire.headers.eth import NAK_CODES, RNR_TIMER_US
+from ibwire.packet import Packet
+
+
+@dataclass(slots=True)
+class Columns:
+    number: str
+    time: str
+    source: str
+    destination: str
+    protocol: str
+    length: str
+    info: str
+    style: str | None
+
+    def line(self) -> str:
+        return (f"{self.number:>5} {self.time:>10} {self.source:>12} → "
+                f"{self.destination:<12} {self.protocol} {self.length} {self.info}")
+
+    def get(self, name: str) -> str | None:
+        """tshark's `_ws.col.*` fields."""
+        return {
+            "_ws.col.No.": self.number, "_ws.col.Time": self.time,
+            "_ws.col.Source": self.source, "_ws.col.Destination": self.destination,
+            "_ws.col.Protocol": self.protocol, "_ws.col.Length": self.length,
+            "_ws.col.Info": self.info,
+        }.get(name)
+
+
+def rnr_ms(code: int) -> str:
+    us = RNR_TIMER_US[code & 0x1F]
+    return f"{us / 1000:g}"
+
+
+def transport_info(pkt: Packet) -> tuple[str, str | None]:
+    """Info text and style of a packet with a BTH."""
+    op = pkt.opcode
+    bth = pkt.layer("bth")
+    assert op is not None and bth is not None
+    qp = bth.values["destqp"]
+    base = f"{op.label} QP=0x{qp:06x}"
+    style: str | None = "ack" if (op.code & 0x1F) in (0x11, 0x12) else None
+    mad = mad_header(pkt)
+    if mad is not None:
+        text, replaces = mad_info(mad)
+        if text:
+            style = "cm" if text.startswith("CM:") else "mad"
+            return (text if replaces else f"{base} {text}"), style
+    info = f"{base} PSN={bth.values['psn']}"
+    aeth = pkt.layer("aeth")
+    if aeth is not None:
+        syn = aeth.values["syndrome"]
+        kind, code = (syn >> 5) & 3, syn & 0x1F
+        if kind == 0:
+            info += f" MSN={aeth.values['msn']}"
+        elif kind == 1:
+            info += f" [RNR NAK {rnr_ms(code)} ms]"
+            style = "warn"
+        elif kind == 3:
+            info += f" [{NAK_CODES.get(code, f'NAK code {code}')}]"
+            style = "error"
+        else:
+            info += f" [Reserved syndrome 0x{syn:02x}]"
+    return info, style
+
+
+def link_info(pkt: Packet) -> str:
+    v = pkt.layer("link").values  # type: ignore[union-attr]
+    kind = "Flow Control Init" if v["op"] == 1 else "Flow Control"
+    return f"{kind}: VL {v['vl']} FCTBS {v['fctbs']} FCCL {v['fccl']}"
+
+
+def info_column(pkt: Packet, stack: list[str]) -> tuple[str, str | None]:
+    """(Info text, style key)."""
+    style: str | None
+    if pkt.layer("link") is not None:
+        info, style = link_info(pkt), "link"
+    elif pkt.opcode is not None:
+        info, style = transport_info(pkt)
+    elif pkt.is_infiniband:
+        info, style = _routing_only(pkt), None
+    else:
+        return carrier_info(pkt, stack), "other"
+    bad = [name for name, st in (("ICRC", pkt.icrc_status), ("VCRC", pkt.vcrc_status),
+                                 ("LPCRC", pkt.lpcrc_status)) if st == CrcStatus.BAD]
+    for name in bad:
+        info += f" [bad {name}]"
+    if pkt.problems:
+        more = f" (+{len(pkt.problems) - 1} more)" if len(pkt.problems) > 1 else ""
+        info += f" [Malformed: {pkt.problems[0].reason}{more}]"
+    if bad or pkt.problems:
+        style = "error"
+    return info, style
+
+
+def _routing_only(pkt: Packet) -> str:
+    lrh = pkt.layer("lrh")
+    if lrh is not None and lrh.values["lnh"] in (0, 1):
+        return "Raw" if lrh.values["lnh"] == 0 else "IPv6 over InfiniBand"
+    return "InfiniBand"
+
+
+def columns(info: FrameInfo, time_text: str | None = None) -> Columns:
+    """All summary columns of a frame (cached on the FrameInfo)."""
+    if info.cols is not None:
+        return info.cols
+    pkt = info.pkt
+    assert pkt is not None
+    stack = info.stack
+    src, dst = addresses(pkt)
+    text, style = info_column(pkt, stack)
+    cols = Columns(str(info.number), time_text or fmt_ns(info.rel_ns), src, dst,
+                   column_protocol(pkt, stack), str(info.length), text, style)
+    info.cols = cols
+    return cols
+
+
+TIME_FORMATS = ("r", "a", "ad", "d", "dd", "e", "u", "ud")
+
+
+def time_text(info: FrameInfo, mode: str = "r") -> str:
+    """The Time column for tshark's `-t` formats (r, a, ad, d, dd, e, u, ud)."""
+    if mode == "r":
+        return fmt_ns(info.rel_ns)
+    if mode == "d":
+        return fmt_ns(info.delta_ns)
+    if mode == "dd":
+        return fmt_ns(info.delta_disp_ns)
+    if mode == "e":
+        return fmt_ns(info.ts_ns)
+    import time as _time
+    sec, frac = divmod(info.ts_ns, 1_000_000_000)
+    tm = _time.gmtime(sec) if mode in ("u", "ud") else _time.localtime(sec)
+    clock = f"{_time.strftime('%H:%M:%S', tm)}.{frac:09d}"
+    if mode in ("ad", "ud"):
+        return f"{_time.strftime('%Y-%m-%d', tm)} {clock}"
+    return clock

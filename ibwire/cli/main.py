@@ -1,0 +1,203 @@
+"""`ibwire` entry point: argument parsing and dispatch.
+
+    ibwire dump -r FILE [tshark flags]    packets, like tshark (also: ibwire -r FILE ...)
+    ibwire stats FILE [-z SPEC ...]        statistics (a useful default set without -z)
+    ibwire fields [--filter TEXT]          every field name, like tshark -G fields
+    ibwire gen ...                         synthetic traffic (when ibwire.gen is installed)
+
+Exit status: 0 ok, 1 bad input file (one line on stderr; packets before the error
+are still printed), 2 bad usage (one line, then the usage line). A closed pipe
+(`ibwire dump x | head -1`) ends quietly with status 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from ibwire.cli.fields_out import UsageError
+from ibwire.cli.output import Output, error, silence_stdout
+
+DECODE_AS = re.compile(r"udp\.port(==|=)(\d+)(?:-(\d+))?,(\S+)\Z")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line plus the one-line usage, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def decode_as(spec: str) -> list[int]:
+    """tshark's `-d udp.port==N[-M],infiniband` -> the UDP ports to decode as RoCEv2."""
+    m = DECODE_AS.match(spec.strip())
+    if not m:
+        raise UsageError(f'-d: cannot parse "{spec}"; the supported form is '
+                         f'udp.port==PORT[-PORT],infiniband (RoCEv2 on another UDP port)')
+    op, lo, hi, proto = m.groups()
+    if proto != "infiniband":
+        raise UsageError(f'-d: protocol "{proto}" is not supported for udp.port; '
+                         'only "infiniband" (RoCEv2)')
+    if op == "=":
+        error(f'warning: -d requires "==" instead of "=". Option will be treated as '
+              f'"udp.port=={lo}{"-" + hi if hi else ""},infiniband"')
+    first, last = int(lo), int(hi or lo)
+    if not 0 < first <= last <= 65535:
+        raise UsageError(f'-d: invalid UDP port range "{lo}{"-" + hi if hi else ""}"')
+    return list(range(first, last + 1))
+
+
+def _dump_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", help="capture file (or -r FILE); - for stdin")
+    p.add_argument("-r", metavar="FILE", help="read packets from FILE (pcap, pcapng, ERF, .gz)")
+    p.add_argument("-c", metavar="N", type=int, help="stop after reading N frames")
+    p.add_argument("-Y", metavar="FILTER", help="display filter (Wireshark syntax)")
+    p.add_argument("-d", metavar="udp.port==N,infiniband", action="append", default=[],
+                   help="decode UDP port N (or N-M) as RoCEv2")
+    p.add_argument("-w", metavar="OUT", help="write the displayed frames to OUT "
+                   "(pcapng if OUT ends with .pcapng, else pcap; - for stdout)")
+    p.add_argument("-F", metavar="FORMAT", help="-w format: pcap, pcapng or erf")
+    p.add_argument("-x", action="store_true", help="hex and ASCII dump of each packet")
+    p.add_argument("-V", action="store_true", help="full packet tree")
+    p.add_argument("-O", metavar="PROTOCOLS", action="append",
+                   help="tree only for these protocols (comma-separated), e.g. infiniband")
+    p.add_argument("-P", action="store_true", help="print summary lines also with -V/-x/-w")
+    p.add_argument("-T", metavar="FORMAT", help="output format: text, fields, json, ek")
+    p.add_argument("-e", metavar="FIELD", action="append", help="field to print (-T fields)")
+    p.add_argument("-E", metavar="OPTION", action="append",
+                   help="-T fields option: header=y|n separator=/t|/s|C occurrence=f|l|a "
+                   "aggregator=,|/s|C quote=d|s|n")
+    p.add_argument("-q", action="store_true", help="no per-packet output (for -z)")
+    p.add_argument("-z", metavar="STATISTICS", action="append",
+                   help="statistics after the packets: io,phs io,stat,INTERVAL[,FILTER] "
+                   "conv,qp endpoints,ib ib,opcodes ib,mad expert")
+    p.add_argument("-t", metavar="FORMAT", default="r",
+                   choices=("r", "a", "ad", "d", "dd", "e", "u", "ud"),
+                   help="time column: r (relative, default), a, ad, d, dd, e, u, ud")
+    p.add_argument("-n", action="store_true", help="accepted (ibwire never resolves names)")
+    p.add_argument("-l", action="store_true", help="flush after each packet")
+    p.add_argument("--disable-protocol", metavar="PROTO", action="append", default=[],
+                   help="accepted for tshark compatibility (ignored)")
+    p.add_argument("--enable-protocol", metavar="PROTO", action="append", default=[],
+                   help="accepted for tshark compatibility (ignored)")
+    color = p.add_mutually_exclusive_group()
+    color.add_argument("--color", dest="color", action="store_true", default=None,
+                       help="colour even when not on a terminal")
+    color.add_argument("--no-color", dest="color", action="store_false",
+                       help="never colour")
+
+
+EPILOG = """\
+Unknown link types: in pcap and ERF files (one link type per file) an unknown one
+is an error at record 0 (exit 1); in pcapng, records of an interface with an
+unknown link type are listed undecoded after one warning.
+Exit status: 0 ok, 1 bad input file, 2 bad usage."""
+
+
+def build_parser() -> Parser:
+    top = Parser(prog="ibwire", usage="ibwire {dump,stats,fields,gen} ...",
+                 description="InfiniBand and RoCE capture analyzer with tshark's flags.")
+    from ibwire import __version__
+    top.add_argument("--version", action="version", version=f"ibwire {__version__}")
+    sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    dump = sub.add_parser("dump", help="print packets (tshark's flags)",
+                          usage="ibwire dump [options] [-r] FILE", epilog=EPILOG,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    _dump_args(dump)
+    stats = sub.add_parser("stats", help="statistics of a capture",
+                           usage="ibwire stats [options] FILE [-z SPEC ...]")
+    stats.add_argument("file", nargs="?")
+    stats.add_argument("-r", metavar="FILE")
+    stats.add_argument("-z", metavar="STATISTICS", action="append")
+    stats.add_argument("-c", metavar="N", type=int)
+    stats.add_argument("-d", metavar="udp.port==N,infiniband", action="append", default=[])
+    stats.add_argument("-n", action="store_true")
+    stats.add_argument("--no-color", dest="color", action="store_false", default=None)
+    fields = sub.add_parser("fields", help="list every field (like tshark -G fields)",
+                            usage="ibwire fields [--filter TEXT]")
+    fields.add_argument("--filter", metavar="TEXT", help="only names containing TEXT")
+    _add_gen(sub)
+    return top
+
+
+def _add_gen(sub: Any) -> None:
+    try:
+        gen = importlib.import_module("ibwire.gen.cli")
+    except ImportError:
+        return
+    except Exception as exc:  # noqa: BLE001 - a broken extension must not stop the CLI
+        error(f"warning: ibwire.gen.cli failed to load ({type(exc).__name__}: {exc})")
+        return
+    add = getattr(gen, "add_parser", None)
+    if add is not None:
+        add(sub)
+
+
+def _usage_line(argv: Sequence[str]) -> str:
+    cmd = next((a for a in argv if a in ("dump", "stats", "fields", "gen")), None)
+    usages = {"dump": "ibwire dump [options] [-r] FILE", "stats":
+              "ibwire stats [options] FILE [-z SPEC ...]", "fields":
+              "ibwire fields [--filter TEXT]", "gen": "ibwire gen ..."}
+    return "usage: " + usages.get(cmd or "", "ibwire {dump,stats,fields,gen} ...") + \
+        f" (see ibwire {cmd + ' ' if cmd else ''}--help)"
+
+
+def _normalise(argv: list[str]) -> list[str]:
+    """`ibwire -r x ...` means `ibwire dump -r x ...`: tshark's flags without a command."""
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        return ["dump", *argv]
+    return argv
+
+
+def run(args: argparse.Namespace, out: Output) -> int:
+    if args.command == "dump":
+        from ibwire.cli import dump
+        args.roce_ports = [p for spec in args.d for p in decode_as(spec)]
+        return dump.run(args, out)
+    if args.command == "stats":
+        from ibwire.cli.stats.command import run as run_stats
+        args.roce_ports = [p for spec in args.d for p in decode_as(spec)]
+        return run_stats(args, out)
+    if args.command == "fields":
+        from ibwire.cli.fieldlist import run as run_fields
+        return run_fields(args, out)
+    if args.command == "gen":
+        gen = importlib.import_module("ibwire.gen.cli")
+        return int(gen.run(args) or 0)
+    raise UsageError("a command is required: dump, stats, fields, gen "
+                     "(or tshark's flags: ibwire -r FILE ...)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point; returns the exit status."""
+    argv = _normalise(list(sys.argv[1:] if argv is None else argv))
+    try:
+        args = build_parser().parse_args(argv)
+        color = getattr(args, "color", None)
+        out = Output(sys.stdout, color=color, flush_each=bool(getattr(args, "l", False)))
+        return run(args, out)
+    except UsageError as exc:
+        from ibwire.cli.filtering import FilterSyntaxError
+        error(str(exc))
+        if not isinstance(exc, FilterSyntaxError):
+            sys.stderr.write(_usage_line(argv) + "\n")
+        return 2
+    except BrokenPipeError:
+        silence_stdout()
+        return 0
+    except OSError as exc:
+        # Files the CLI opens itself (-w OUT, ...); capture reading errors are
+        # CaptureErrors, handled where the packets are printed.
+        where = f"{exc.filename}: " if exc.filename else ""
+        error(f"{where}{exc.strerror or exc}")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""`ibwire stats FILE [-z SPEC ...]`: statistics without the packet lines.
+
+Without -z it prints a default set: capture summary, protocol hierarchy, opcodes,
+MADs (when there are any), QP conversations and expert items.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ibwire.capture import CaptureError
+from ibwire.cli.fields_out import UsageError
+from ibwire.cli.output import Output, error
+from ibwire.cli.reader import InputError, decode_options, load_decoders, packets
+from ibwire.cli.stats import Stat, parse_z
+from ibwire.cli.stats.conv import Conversations
+from ibwire.cli.stats.expert import Expert
+from ibwire.cli.stats.histograms import MadHistogram, OpcodeHistogram
+from ibwire.cli.stats.phs import Hierarchy
+from ibwire.cli.stats.summary import Summary
+
+
+def default_set(source: str) -> list[Stat]:
+    return [Summary(source=source), Hierarchy(), OpcodeHistogram(), MadHistogram(),
+            Conversations("qp"), Expert()]
+
+
+def run(args: argparse.Namespace, out: Output) -> int:
+    path = args.r or args.file
+    if not path:
+        raise UsageError("no capture file given (FILE or -r FILE)")
+    load_decoders()
+    stats = [parse_z(z) for z in args.z] if args.z else default_set(path)
+    rc = 0
+    failure = ""
+    try:
+        for info in packets(path, decode_options(args.roce_ports), args.c, progress=True):
+            assert info.pkt is not None
+            for st in stats:
+                st.feed(info, info.pkt)
+    except (CaptureError, InputError) as exc:
+        rc, failure = 1, str(exc)
+    except KeyboardInterrupt:
+        rc = 130             # Ctrl-C: report what was read so far
+    for st in stats:
+        if not args.z and isinstance(st, MadHistogram) and not st.counts:
+            continue
+        lines = st.lines()
+        if not args.z and isinstance(st, Expert) and not lines:
+            lines = ["", "Expert Information: no items"]
+        for line in lines:
+            out.line(line, "bold" if line == st.title or line.startswith(st.title + ":")
+                     else None)
+    out.flush()
+    if failure:
+        error(failure)
+    return rc
