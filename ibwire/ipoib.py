@@ -27,9 +27,9 @@ from __future__ import annotations
 from ibwire.decode import (
     PAYLOAD_DECODERS,
     Options,
-    _take,
     decode_ip,
     register_linktype,
+    take,
 )
 from ibwire.encode import PAYLOAD_ENCODERS
 from ibwire.fields import (
@@ -151,7 +151,7 @@ def _decode_body(pkt: Packet, etype: int, off: int, end: int) -> None:
             pkt.options, pkt.trailer = saved_opts, saved_trailer
     elif etype in (ETHERTYPE_ARP, ETHERTYPE_RARP) and end - off >= ARP_IPOIB.size \
             and pkt.data[off + 4] == IB_HW_ADDR_LEN and pkt.data[off + 5] == 4:
-        _take(pkt, ARP_IPOIB, off, end)
+        take(pkt, ARP_IPOIB, off, end)
 
 
 def decode_ipoib_payload(pkt: Packet, start: int, end: int) -> bool:
@@ -162,7 +162,7 @@ def decode_ipoib_payload(pkt: Packet, start: int, end: int) -> bool:
     if not is_ipoib_payload(bth.opcode, bth.destqp, deth.srcqp, deth.q_key,
                             pkt.data[start:end]):
         return False
-    hdr = _take(pkt, IPOIB, start, end)
+    hdr = take(pkt, IPOIB, start, end)
     if hdr is not None:
         _decode_body(pkt, hdr.type, start + IPOIB.size, end)
     return True
@@ -172,10 +172,10 @@ def decode_ipoib_linktype(pkt: Packet, off: int, end: int) -> None:
     """LINKTYPE_IPOIB (242): 40-byte pseudo-header (GRH or destination address form),
     IPoIB header, then IP/ARP."""
     form = IPOIB_DADDR if pkt.data[off:off + 2] == b"\0\0" else IPOIB_GRH
-    if _take(pkt, form, off, end) is None:
+    if take(pkt, form, off, end) is None:
         return
     off += PSEUDO_HEADER_LEN
-    hdr = _take(pkt, IPOIB, off, end)
+    hdr = take(pkt, IPOIB, off, end)
     if hdr is not None:
         _decode_body(pkt, hdr.type, off + IPOIB.size, end)
 

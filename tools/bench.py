@@ -47,8 +47,9 @@ def bench_ibwire(path: Path) -> int:
 
 
 def bench_scapy(path: Path) -> None:
-    import ibwire.dissectors  # noqa: F401 - binds the InfiniBand layers
     from scapy.utils import PcapReader
+
+    import ibwire.dissectors  # noqa: F401 - binds the InfiniBand layers
 
     for pkt in PcapReader(str(path)):
         pkt.layers()
@@ -82,7 +83,7 @@ def main() -> int:
     print(f"{args.capture.name}: {n} packets, best of {args.repeat}")
     for name, secs in rows:
         print(f"  {name:26s} {secs:8.3f} s  {n / secs:12,.0f} pkt/s  "
-              f"ibwire-library speed ratio {secs / base:6.2f}x")
+              f"time vs ibwire library {secs / base:6.2f}x")
     return 0
 
 
