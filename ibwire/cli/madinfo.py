@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ibwire.mad import names
 from ibwire.packet import Packet
 
 SMP_CLASSES = (0x01, 0x81)
@@ -32,38 +33,12 @@ GENERIC_METHODS = {0x01: "Get", 0x02: "Set", 0x81: "GetResp", 0x03: "Send", 0x05
                    0x06: "Report", 0x86: "ReportResp", 0x07: "TrapRepress",
                    0x12: "GetTable", 0x92: "GetTableResp", 0x15: "Delete",
                    0x95: "DeleteResp"}
-SMP_ATTRS = {
-    0x0001: "ClassPortInfo", 0x0002: "Notice", 0x0003: "InformInfo",
-    0x0010: "NodeDescription", 0x0011: "NodeInfo", 0x0012: "SwitchInfo",
-    0x0014: "GUIDInfo", 0x0015: "PortInfo", 0x0016: "P_KeyTable",
-    0x0017: "SLtoVLMapptingTable", 0x0018: "VLArbitrationTable",
-    0x0019: "LinearForwardingTable", 0x001A: "RandomForwardingTable",
-    0x001B: "MulticastForwardingTable", 0x001C: "LinkSpeedWidthPairsTable",
-    0x0020: "SMInfo", 0x0030: "VendorDiag", 0x0031: "LedInfo",
-    0xFF90: "MlnxExtPortInfo",
-}
-SA_ATTRS = {
-    0x0001: "ClassPortInfo", 0x0002: "Notice", 0x0003: "InformInfo", 0x0011: "NodeRecord",
-    0x0012: "PortInfoRecord", 0x0013: "SLtoVLMappingTableRecord",
-    0x0014: "SwitchInfoRecord", 0x0015: "LinearForwardingTableRecord",
-    0x0016: "RandomForwardingTableRecord", 0x0017: "MulticastForwardingTableRecord",
-    0x0018: "SMInfoRecord", 0x0019: "LinkSpeedWidthPairsTableRecord",
-    0x00F3: "InformInfoRecord", 0x0020: "LinkRecord", 0x0030: "GuidInfoRecord",
-    0x0031: "ServiceRecord", 0x0033: "P_KeyTableRecord", 0x0035: "PathRecord",
-    0x0036: "VLArbitrationTableRecord", 0x0038: "MCMemberRecord", 0x0039: "TraceRecord",
-    0x003A: "MultiPathRecord", 0x003B: "ServiceAssociationRecord",
-}
-CM_ATTRS = {
-    0x0001: "ClassPortInfo", 0x0010: "ConnectRequest", 0x0011: "MsgRcptAck",
-    0x0012: "ConnectReject", 0x0013: "ConnectReply", 0x0014: "ReadyToUse",
-    0x0015: "DisconnectRequest", 0x0016: "DisconnectReply", 0x0017: "ServiceIDResReq",
-    0x0018: "ServiceIDResReqResp", 0x0019: "LoadAlternatePath",
-    0x001A: "AlternatePathResponse",
-}
-PERF_ATTRS = {
-    0x0001: "ClassPortInfo", 0x0010: "PortSamplesControl", 0x0011: "PortSamplesResult",
-    0x0012: "PortCounters", 0x001D: "PortCountersExtended",
-}
+# Attribute names come from ibwire.mad.names; the Info column keeps Wireshark's
+# spelling where it differs (so text lines up with tshark's).
+SMP_ATTRS = {**names.SMP_ATTRS, 0x0017: "SLtoVLMapptingTable"}
+SA_ATTRS = names.SA_ATTRS
+CM_ATTRS = names.CM_ATTRS
+PERF_ATTRS = names.PERF_ATTRS
 
 
 class MadHeader:
