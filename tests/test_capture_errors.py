@@ -1,4 +1,6 @@
-"""Broken capture files: one CaptureError with an exact message, after every good record."""
+"""Broken capture files: one CaptureError with an exact message, after every good record
+(or, for a broken length in the middle, the damage stepped over and listed in
+``.skipped``)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from ibwire.capture import (
     PcapngWriter,
     PcapReader,
     PcapWriter,
+    Skipped,
     UnknownLinkTypeError,
     check_linktype,
     erf_record,
@@ -32,11 +35,11 @@ def _pcap_bytes(n: int, size: int = 60) -> bytes:
     return buf.getvalue()
 
 
-def _collect(path: Path) -> tuple[list[Frame], CaptureError]:
+def _collect(path: Path, resync: bool = True) -> tuple[list[Frame], CaptureError]:
     """Read until the error; return the frames delivered and the error."""
     frames: list[Frame] = []
     with pytest.raises(CaptureError) as info:
-        with open_capture(path) as cap:
+        with open_capture(path, resync=resync) as cap:
             for frame in cap:
                 frames.append(frame)
     err = info.value
@@ -72,10 +75,18 @@ def test_pcap_corrupt_record_length_in_the_middle(tmp_path):
     struct.pack_into("<I", data, 24 + 17 * 76 + 8, 0xFFFFFFFF)
     path = tmp_path / "capture.pcap"
     path.write_bytes(bytes(data))
-    frames, err = _collect(path)
+    reason = "record length 4294967295 exceeds snaplen 262144"
+    with open_capture(path) as cap:
+        frames = list(cap)
+        assert cap.skipped == [Skipped(index=17, offset=1316, length=76, reason=reason)]
+    assert [f.data[0] for f in frames] == [i for i in range(40) if i != 17]
+    assert [f.index for f in frames] == list(range(39))
+    assert frames[17].offset == 1316 + 76
+    # resync=False: the error, exactly as before resynchronisation existed.
+    frames, err = _collect(path, resync=False)
     assert len(frames) == 17 and frames[-1].data == bytes([16]) * 60
     assert (err.index, err.offset) == (17, 1316)
-    assert err.reason == "record length 4294967295 exceeds snaplen 262144"
+    assert err.reason == reason
     assert str(err) == (
         f"{path}: record 17 at byte offset 1316: record length 4294967295 exceeds snaplen "
         "262144 (17 records read)"
@@ -202,12 +213,16 @@ def test_pcapng_block_length_mismatch(tmp_path):
     struct.pack_into("<I", bad, epb_len - 4, 96)  # trailing length says 96, not 92
     path = tmp_path / "mismatch.pcapng"
     path.write_bytes(good + bytes(bad) + good[-epb_len:])
-    frames, err = _collect(path)
+    reason = "Enhanced Packet Block: block length mismatch: 92 at the start, 96 at the end"
+    # The last block is a resynchronisation point: it checks out and the file ends there.
+    with open_capture(path) as cap:
+        assert [f.offset for f in cap] == [
+            len(good) - 3 * epb_len, len(good) - 2 * epb_len, len(good) - epb_len,
+            len(good) + epb_len]
+        assert cap.skipped == [Skipped(3, len(good), epb_len, reason)]
+    frames, err = _collect(path, resync=False)
     assert len(frames) == 3
-    assert str(err) == (
-        f"{path}: record 3 at byte offset {len(good)}: Enhanced Packet Block: block length "
-        "mismatch: 92 at the start, 96 at the end (3 records read)"
-    )
+    assert str(err) == f"{path}: record 3 at byte offset {len(good)}: {reason} (3 records read)"
 
 
 @pytest.mark.parametrize(

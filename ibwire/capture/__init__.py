@@ -2,7 +2,9 @@
 
 ``open_capture`` sniffs the format (and gzip) and yields ``Frame`` objects; a broken
 file raises one ``CaptureError`` naming the record and byte offset, after every good
-record before it. Link types are not judged here (see ``check_linktype``).
+record before it. A damaged record the reader can step over (``resync=True``, the
+default) is listed in the reader's ``.skipped`` instead. Link types are not judged
+here (see ``check_linktype``).
 """
 
 from ibwire.capture.erf import (
@@ -14,7 +16,7 @@ from ibwire.capture.erf import (
     erf_ts_to_ns,
     parse_erf_record,
 )
-from ibwire.capture.frame import CaptureError, Frame
+from ibwire.capture.frame import CaptureError, Frame, Skipped
 from ibwire.capture.linktypes import (
     KNOWN_LINKTYPES,
     LINKTYPE_ERF,
@@ -29,13 +31,14 @@ from ibwire.capture.linktypes import (
 )
 from ibwire.capture.open import CaptureReader, open_capture, read_capture, write_capture
 from ibwire.capture.pcap import PcapReader, PcapWriter
-from ibwire.capture.pcapng import PcapngReader, PcapngWriter
+from ibwire.capture.pcapng import PcapngReader
+from ibwire.capture.pcapng_writer import PcapngWriter
 
 __all__ = [
     "KNOWN_LINKTYPES", "LINKTYPE_ERF", "LINKTYPE_ETHERNET", "LINKTYPE_INFINIBAND",
     "LINKTYPE_IPOIB", "LINKTYPE_LINUX_SLL", "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW",
     "CaptureError", "CaptureReader", "ErfReader", "ErfRecord", "ErfWriter", "Frame",
-    "PcapReader", "PcapWriter", "PcapngReader", "PcapngWriter", "UnknownLinkTypeError",
-    "check_linktype", "erf_record", "erf_ts_from_ns", "erf_ts_to_ns", "open_capture",
-    "parse_erf_record", "read_capture", "write_capture",
+    "PcapReader", "PcapWriter", "PcapngReader", "PcapngWriter", "Skipped",
+    "UnknownLinkTypeError", "check_linktype", "erf_record", "erf_ts_from_ns", "erf_ts_to_ns",
+    "open_capture", "parse_erf_record", "read_capture", "write_capture",
 ]

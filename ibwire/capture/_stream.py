@@ -1,10 +1,15 @@
 """Byte-stream plumbing shared by the readers and writers.
 
-Readers never seek: everything works on pipes and on gzip streams, and the format
-sniffer can push the bytes it looked at back in front of the stream (``prefix``).
-A ``Source`` also knows where the current record started and how many records were
+Readers never seek: everything works on pipes and on gzip streams. A ``Source``
+keeps the bytes it has read ahead (the format sniffer's peek, a resynchronisation
+window) in a buffer in front of the stream, and can take bytes back (``unread``).
+It also knows where the current record started and how many records were
 delivered, so any short read or decompression failure becomes one ``CaptureError``
 that names the record.
+
+Memory: the stream is read in chunks of at most ``CHUNK`` bytes, so a record length
+claiming 64 MiB in a small file costs what the file holds, not what it claims
+(``file.read(n)`` and gzip allocate ``n`` bytes up front).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import IO, BinaryIO, Union
 from ibwire.capture.frame import CaptureError
 
 PathOrFile = Union[str, "os.PathLike[str]", IO[bytes]]
+CHUNK = 1 << 16  # largest single read from the underlying stream
 
 
 def source_name(obj: object) -> str:
@@ -34,7 +40,10 @@ class Source:
 
     def __init__(self, fileobj: IO[bytes], name: str, prefix: bytes = b"") -> None:
         self._f = fileobj
-        self._prefix = prefix
+        self._buf = prefix  # read ahead, not yet consumed: self._buf[self._at:]
+        self._at = 0
+        self.eof = False  # the stream ended cleanly
+        self.broken: str | None = None  # why the stream cannot be read further
         self.name = name
         self.pos = 0  # bytes consumed so far (offset in the decompressed stream)
         self.records = 0  # records delivered so far
@@ -52,30 +61,58 @@ class Source:
         )
 
     def _raw(self, n: int) -> bytes:
-        """Up to ``n`` bytes from the underlying stream (fewer only at its end)."""
-        out = b""
-        while len(out) < n:
+        """Up to ``n`` bytes from the stream, in chunks; fewer where it ends or breaks."""
+        parts: list[bytes] = []
+        have = 0
+        while have < n and not (self.eof or self.broken):
             try:
-                chunk = self._f.read(n - len(out))
+                chunk = self._f.read(min(n - have, CHUNK))
             except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
                 # gzip reports a cut-off stream only when it is read past the cut.
-                raise self.error(f"gzip data truncated or corrupt ({exc})") from None
-            if not chunk:
+                self.broken = f"gzip data truncated or corrupt ({exc})"
                 break
-            out += chunk
-        return out
+            if not chunk:
+                self.eof = True
+                break
+            parts.append(chunk)
+            have += len(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def _buffered(self, n: int) -> int:
+        """Read ahead until ``n`` bytes are buffered (or the stream ends); how many are."""
+        avail = len(self._buf) - self._at
+        if avail < n:
+            more = self._raw(n - avail)
+            if more:
+                self._buf = self._buf[self._at:] + more if avail else more
+                self._at = 0
+                avail = len(self._buf)
+        return avail
+
+    def lookahead(self, n: int) -> tuple[bytes, int, int]:
+        """(buffer, start, count): up to ``n`` bytes ahead, not consumed; never raises."""
+        avail = self._buffered(n)
+        return self._buf, self._at, min(n, avail)
 
     def peek(self, n: int) -> bytes:
         """The next ``n`` bytes (fewer at end of stream) without consuming them."""
-        if len(self._prefix) < n:
-            self._prefix += self._raw(n - len(self._prefix))
-        return self._prefix[:n]
+        buf, at, avail = self.lookahead(n)
+        if avail < n and self.broken:
+            raise self.error(self.broken)
+        return buf[at:at + avail]
 
     def read(self, n: int) -> bytes:
-        """Up to ``n`` bytes; fewer only at end of stream."""
-        out, self._prefix = self._prefix[:n], self._prefix[n:]
-        if len(out) < n:
-            out += self._raw(n - len(out))
+        """Up to ``n`` bytes; fewer only at end of stream (a broken stream raises)."""
+        if self._at == len(self._buf):
+            out = self._raw(n)  # nothing read ahead: the common case
+        else:
+            avail = min(n, self._buffered(n))
+            out = self._buf[self._at:self._at + avail]
+            self._at += avail
+            if self._at == len(self._buf):
+                self._buf, self._at = b"", 0
+        if len(out) < n and self.broken:
+            raise self.error(self.broken)
         self.pos += len(out)
         return out
 
@@ -85,6 +122,19 @@ class Source:
         if len(data) != n:
             raise self.error(f"truncated {what}: {len(data)} of {n} bytes")
         return data
+
+    def unread(self, data: bytes) -> None:
+        """Put ``data`` (the bytes just read) back in front of the stream."""
+        self._buf = data + self._buf[self._at:]
+        self._at = 0
+        self.pos -= len(data)
+
+    def skip(self, n: int) -> None:
+        """Consume ``n`` bytes that ``lookahead`` has already buffered."""
+        self._at += n
+        self.pos += n
+        if self._at == len(self._buf):
+            self._buf, self._at = b"", 0
 
 
 def open_source(

@@ -6,19 +6,7 @@ padded so that rlen may exceed header + wlen. ibdump writes ERF records for nati
 InfiniBand ports, either wrapped in pcap (LINKTYPE_ERF 197, the record is the pcap
 record's data) or, for other tools, as a bare sequence of records ("native ERF").
 
-Timestamps. The ERF timestamp is seconds (high 32 bits) plus a 32-bit binary fraction.
-Wireshark converts the fraction to nanoseconds rounding half up, ``(frac * 10**9 +
-2**31) >> 32``, carrying into the seconds when that reaches 10**9. For native ERF and
-for ERF inside pcap, tshark's ``frame.time`` is the ERF header's timestamp, not the
-pcap record header's; inside pcapng it is the EPB's (checked against tshark 4.0.17).
-The readers do the same, so ``Frame.ts_ns`` equals tshark's ``frame.time_epoch`` to
-the nanosecond.
-
-ibdump computes the fraction as ``usec * 4295`` instead of ``usec * 2**32 / 10**6``:
-its timestamps read about 0.0008 % late within each second (at most 7.6 us) and, for
-usec >= 999993, overflow into the next second. Readers follow tshark and do not undo
-that (it cannot be told apart from a genuine timestamp in general);
-``erf_ts_to_ns(ts, ibdump_quirk=True)`` undoes it for callers who know the writer.
+Timestamps (tshark's conversion, ibdump's quirk) are in ``erf_time``.
 """
 
 from __future__ import annotations
@@ -27,8 +15,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ibwire.capture._resync import (
+    NEED,
+    Candidates,
+    Damage,
+    byte_set,
+    lookahead_regex,
+    near,
+    recover,
+    regex_candidates,
+    seconds_high,
+)
 from ibwire.capture._stream import Output, PathOrFile, Source, open_source
-from ibwire.capture.frame import Frame
+from ibwire.capture.erf_time import erf_ts_from_ns, erf_ts_to_ns
+from ibwire.capture.frame import Frame, Skipped
 from ibwire.capture.linktypes import LINKTYPE_ERF
 from ibwire.headers.carriers import ERF as ERF_LAYOUT
 
@@ -48,40 +48,8 @@ ERF_SNIFF_TYPES = frozenset(set(range(1, 26)) | {27, 28, 29})
 
 ERF_HEADER_LEN = 16
 _RLEN_AT = ERF_LAYOUT.by_name["rlen"].offset
-_NS = 10**9
-_FRAC = 1 << 32
-_IBDUMP_UNIT = 4295  # ibdump's approximation of 2**32 / 10**6
-
-
-def erf_ts_to_ns(ts: int, ibdump_quirk: bool = False) -> int:
-    """Nanoseconds since the epoch for a raw 64-bit ERF timestamp, as tshark shows it.
-
-    With ``ibdump_quirk`` the fraction is read as ``usec * 4295`` (ibdump's encoding,
-    including its overflow into the seconds) when it is one; otherwise as usual.
-    """
-    sec, frac = ts >> 32, ts & (_FRAC - 1)
-    if ibdump_quirk:
-        for s, f in ((sec, frac), (sec - 1, frac + _FRAC)):
-            usec, rest = divmod(f, _IBDUMP_UNIT)
-            if s >= 0 and rest == 0 and usec < 10**6:
-                return s * _NS + usec * 1000
-    # Round half up, like Wireshark; a result of 10**9 carries into the seconds.
-    return sec * _NS + ((frac * _NS + (1 << 31)) >> 32)
-
-
-def erf_ts_from_ns(ts_ns: int, ibdump_quirk: bool = False) -> int:
-    """The raw 64-bit ERF timestamp for ``ts_ns``.
-
-    The fraction is rounded to nearest, so ``erf_ts_to_ns`` gives back ``ts_ns``
-    exactly (one fraction step is 0.23 ns). With ``ibdump_quirk`` it is encoded as
-    ibdump does, ``(sec << 32) + usec * 4295`` (microsecond precision, may overflow).
-    """
-    if ts_ns < 0 or ts_ns >= _FRAC * _NS:
-        raise ValueError(f"timestamp {ts_ns} ns does not fit an ERF timestamp")
-    sec, ns = divmod(ts_ns, _NS)
-    if ibdump_quirk:
-        return ((sec << 32) + (ns // 1000) * _IBDUMP_UNIT) & ((1 << 64) - 1)
-    return (sec << 32) | ((ns * _FRAC + _NS // 2) // _NS)
+_YEAR = 365 * 86_400
+_SANE = (788_918_400, 4_102_444_800)  # 1995 .. 2100: a DAG card or ibdump clock
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,9 +202,8 @@ def looks_like_erf(head: bytes) -> bool:
     rlen = _rlen(head)
     min_len = ERF_HEADER_LEN + (8 if type_byte & 0x80 else 0)
     sec = ts >> 32
-    # 1995-01-01 .. 2100-01-01: a DAG card or ibdump clock, not random bytes.
     return (type_byte & 0x7F) in ERF_SNIFF_TYPES and rlen >= min_len and (
-        788_918_400 <= sec < 4_102_444_800
+        _SANE[0] <= sec < _SANE[1]
     )
 
 
@@ -246,35 +213,39 @@ class ErfReader:
     ``Frame.data`` is the whole record (header, extension headers, payload, padding),
     ``wire_len`` is header length + wlen (what a pcap record of it would call the
     original length). PAD records (type 48) are skipped, as tshark does.
+
+    ERF has no magic and no second length, so a record header is also checked the way
+    Wireshark recognises ERF files: type 0 (legacy) does not occur, and the time is at
+    most 1 s before the previous record's and at most a year after it -- or, if not
+    (files put end to end), the next record follows on from it. A header that fails is
+    damage (see ``_resync``): a wrong rlen is noticed at the record after it.
     """
 
     format = "erf"
 
-    def __init__(self, fileobj_or_path: PathOrFile | Source, name: str | None = None) -> None:
+    def __init__(self, fileobj_or_path: PathOrFile | Source, name: str | None = None, *,
+                 resync: bool = True) -> None:
         self._src, self._owned = open_source(fileobj_or_path, name)
+        self.resync = resync
+        self.skipped: list[Skipped] = []  # damaged regions stepped over
 
     def __iter__(self) -> Iterator[Frame]:
         src = self._src
+        prev: int | None = None  # raw timestamp of the last good record (PAD aside)
         try:
             while True:
                 src.begin_record()
-                head = src.read(ERF_HEADER_LEN)
-                if not head:
-                    return
-                if len(head) < ERF_HEADER_LEN:
-                    raise src.error(
-                        f"truncated ERF record header: {len(head)} of {ERF_HEADER_LEN} bytes"
-                    )
-                rlen = _rlen(head)
-                if rlen < ERF_HEADER_LEN:
-                    raise src.error(
-                        f"ERF rlen {rlen} is shorter than the {ERF_HEADER_LEN}-byte header"
-                    )
-                record = head + src.read_exact(rlen - ERF_HEADER_LEN, "ERF record body")
-                if head[8] & 0x7F == ERF_TYPE_PAD:
+                try:
+                    record = self._record_at(src, prev)
+                except Damage as damage:
+                    recover(src, damage, self.skipped if self.resync else None,
+                            _candidates(prev), _check, prev)
                     continue
-                if head[8] & 0x80 and not _ext_headers(record)[1]:
-                    raise src.error(f"ERF extension headers run past rlen {rlen}")
+                if record is None:
+                    return
+                if record[8] & 0x7F == ERF_TYPE_PAD:
+                    continue
+                prev = int.from_bytes(record[:8], "little")
                 parsed = parse_erf_record(record)
                 yield Frame(
                     index=src.records,
@@ -288,9 +259,87 @@ class ErfReader:
         finally:
             self.close()
 
+    def _record_at(self, src: Source, prev: int | None) -> bytes | None:
+        head = src.read(ERF_HEADER_LEN)
+        if not head:
+            return None
+        if len(head) < ERF_HEADER_LEN:
+            raise Damage(
+                f"truncated ERF record header: {len(head)} of {ERF_HEADER_LEN} bytes", head
+            )
+        rlen = _rlen(head)
+        if rlen < ERF_HEADER_LEN:
+            raise Damage(f"ERF rlen {rlen} is shorter than the {ERF_HEADER_LEN}-byte header",
+                         head)
+        erf_type = head[8] & 0x7F
+        if erf_type == 0:
+            raise Damage("ERF type 0 (legacy) is not a record this reader knows", head)
+        ts = int.from_bytes(head[:8], "little")
+        in_step = erf_type == ERF_TYPE_PAD or prev is None or _follows(prev, ts)
+        out_of_step = "" if prev is None else (
+            f"ERF timestamp {ts >> 32} s is out of step with the previous record's "
+            f"{prev >> 32} s")
+        body = src.read(rlen - ERF_HEADER_LEN)
+        record = head + body
+        if len(body) < rlen - ERF_HEADER_LEN:
+            raise Damage(out_of_step if not in_step else (
+                f"truncated ERF record body: {len(body)} of {rlen - ERF_HEADER_LEN} bytes"),
+                record)
+        if erf_type == ERF_TYPE_PAD:
+            return record
+        if head[8] & 0x80 and not _ext_headers(record)[1]:
+            raise Damage(f"ERF extension headers run past rlen {rlen}", record)
+        if not (in_step or self._followed(ts)):
+            raise Damage(out_of_step, record)
+        return record
+
+    def _followed(self, ts: int) -> bool:
+        """Whether the next record (of a known type, not PAD) follows on from ``ts``."""
+        buf, at, avail = self._src.lookahead(ERF_HEADER_LEN)
+        if avail < ERF_HEADER_LEN:
+            return True  # the end, or a cut the next read reports
+        head = buf[at:at + ERF_HEADER_LEN]
+        return (_rlen(head) >= ERF_HEADER_LEN and head[8] & 0x7F in ERF_SNIFF_TYPES
+                and _follows(ts, int.from_bytes(head[:8], "little")))
+
     def close(self) -> None:
         if self._owned is not None:
             self._owned.close()
+
+
+def _follows(prev: int, ts: int) -> bool:
+    """Wireshark's test: at most 1 s back (interfaces interleave), at most a year on."""
+    return -1 <= (ts >> 32) - (prev >> 32) <= _YEAR
+
+
+# -- resynchronisation (see _resync): a known type, sane rlen, a time near the last --
+_TYPES = byte_set(ERF_SNIFF_TYPES | {t | 0x80 for t in ERF_SNIFF_TYPES})
+_MAX_EXT = 16  # a candidate with more extension headers than this is not believed
+
+
+def _candidates(prev: int | None) -> Candidates:
+    high = seconds_high(prev >> 32, True) if prev is not None else b".."
+    return regex_candidates(lookahead_regex([b"......", high, _TYPES]))
+
+
+def _check(buf: bytes, pos: int, end: int, prev: object, first: bool) -> tuple[int, object]:
+    if pos + ERF_HEADER_LEN > end:
+        return NEED, None
+    type_byte, rlen = buf[pos + 8], int.from_bytes(buf[pos + 10:pos + 12], "big")
+    ts = int.from_bytes(buf[pos:pos + 8], "little")
+    if not first and type_byte & 0x7F == ERF_TYPE_PAD:
+        return (rlen if rlen >= ERF_HEADER_LEN else 0), prev
+    sec = ts >> 32
+    ok = (type_byte & 0x7F in ERF_SNIFF_TYPES
+          and rlen >= ERF_HEADER_LEN + (8 if type_byte & 0x80 else 0)
+          and (near(prev >> 32, sec) if isinstance(prev, int) else _SANE[0] <= sec < _SANE[1]))
+    at = pos + ERF_HEADER_LEN
+    while ok and buf[at - 8] & 0x80:  # the type byte, then each extension header's
+        if at + 8 > end:
+            return NEED, None
+        ok = at + 8 <= pos + min(rlen, ERF_HEADER_LEN + 8 * _MAX_EXT)
+        at += 8
+    return (rlen if ok else 0), ts
 
 
 class ErfWriter:

@@ -1,4 +1,5 @@
-"""The record every reader yields, and the one error a broken capture file raises."""
+"""The record every reader yields, the damage a reader skipped, and the one error a
+broken capture file raises."""
 
 from __future__ import annotations
 
@@ -16,6 +17,22 @@ class Frame:
     wire_len: int  # original length on the wire as the file records it
     interface: int = 0
     offset: int = 0  # byte offset of the record header in the (decompressed) file
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A damaged region a reader stepped over to resynchronise (see ``resync=``).
+
+    ``index`` is the number of records delivered before it (so the index the next
+    Frame gets), ``offset`` where the damaged record starts in the (decompressed)
+    file, ``length`` how many bytes were skipped, ``reason`` what was wrong: the
+    message a strict reader (``resync=False``) raises there.
+    """
+
+    index: int
+    offset: int
+    length: int
+    reason: str
 
 
 class CaptureError(Exception):

@@ -14,9 +14,10 @@ from typing import IO, TYPE_CHECKING
 
 from ibwire.capture._stream import Output, PathOrFile, Source, source_name
 from ibwire.capture.erf import ErfReader, ErfWriter, looks_like_erf
-from ibwire.capture.frame import CaptureError, Frame
+from ibwire.capture.frame import CaptureError, Frame, Skipped
 from ibwire.capture.pcap import PCAP_MAGICS, PcapReader, PcapWriter
-from ibwire.capture.pcapng import PCAPNG_MAGIC, PcapngReader, PcapngWriter
+from ibwire.capture.pcapng import PCAPNG_MAGIC, PcapngReader
+from ibwire.capture.pcapng_writer import PcapngWriter
 
 if TYPE_CHECKING:
     from typing import Self
@@ -33,7 +34,7 @@ class CaptureReader:
 
     ``format`` is "pcap", "pcapng" or "erf"; ``compressed`` says whether it was
     gzipped; ``reader`` is the format reader (pcap's ``linktype``, pcapng's
-    ``interfaces`` ...).
+    ``interfaces`` ...); ``skipped`` lists the damaged regions stepped over so far.
     """
 
     def __init__(self, reader: Reader, compressed: bool, closers: list[IO[bytes]]) -> None:
@@ -45,6 +46,10 @@ class CaptureReader:
 
     def __iter__(self) -> Iterator[Frame]:
         return self
+
+    @property
+    def skipped(self) -> list[Skipped]:
+        return self.reader.skipped
 
     def __next__(self) -> Frame:
         try:
@@ -66,29 +71,31 @@ class CaptureReader:
         self.close()
 
 
-def _sniff(src: Source, compressed: bool) -> Reader:
+def _sniff(src: Source, compressed: bool, resync: bool) -> Reader:
     head = src.peek(_SNIFF_LEN)  # not consumed: the reader starts at offset 0
     if not head:
         what = "empty file (gzip of 0 bytes)" if compressed else "empty file"
         raise CaptureError(what, source=src.name, at_record=False)
     if head[:4] in PCAP_MAGICS:
-        return PcapReader(src)
+        return PcapReader(src, resync=resync)
     if head[:4] == PCAPNG_MAGIC:
-        return PcapngReader(src)
+        return PcapngReader(src, resync=resync)
     if looks_like_erf(head):
-        return ErfReader(src)
+        return ErfReader(src, resync=resync)
     shown = " ".join(f"{b:02x}" for b in head[:4])
     after = " after gzip decompression" if compressed else ""
     raise CaptureError(f"{NOT_A_CAPTURE}: first bytes{after} {shown}", source=src.name,
                        at_record=False)
 
 
-def open_capture(path_or_fileobj: PathOrFile) -> CaptureReader:
+def open_capture(path_or_fileobj: PathOrFile, *, resync: bool = True) -> CaptureReader:
     """Open a pcap, pcapng or native ERF file, or a gzip of one, and iterate its Frames.
 
     Format errors in the file header (empty, not a capture, truncated header) raise
     CaptureError here; errors in records raise while iterating, after every good
-    record before them has been yielded.
+    record before them has been yielded. With ``resync`` (the default) a record with
+    a broken length in the middle is stepped over where the next records can be found
+    again, and noted in ``.skipped``; ``resync=False`` raises at it instead.
     """
     name = source_name(path_or_fileobj)
     closers: list[IO[bytes]] = []
@@ -105,8 +112,8 @@ def open_capture(path_or_fileobj: PathOrFile) -> CaptureReader:
                 fileobj=_Prepend(src.read(2), raw), mode="rb"
             )
             closers.insert(0, stream)
-            return CaptureReader(_sniff(Source(stream, name), True), True, closers)
-        return CaptureReader(_sniff(src, False), False, closers)
+            return CaptureReader(_sniff(Source(stream, name), True, resync), True, closers)
+        return CaptureReader(_sniff(src, False, resync), False, closers)
     except BaseException:
         for f in closers:
             f.close()
@@ -132,8 +139,12 @@ class _Prepend:
 
 
 def read_capture(path_or_fileobj: PathOrFile) -> list[Frame]:
-    """Every Frame of a capture (convenience; loads the whole file)."""
-    with open_capture(path_or_fileobj) as frames:
+    """Every Frame of a capture (convenience; loads the whole file).
+
+    Strict: a list has nowhere to say what was skipped, so damage raises CaptureError;
+    ``open_capture`` steps over it and lists it in ``.skipped``.
+    """
+    with open_capture(path_or_fileobj, resync=False) as frames:
         return list(frames)
 
 

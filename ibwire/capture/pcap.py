@@ -10,6 +10,14 @@ and how many FCS bytes each packet ends with (exposed as ``fcs_len``).
 
 ``thiszone`` is ignored, as libpcap and Wireshark do (writers always set it to 0).
 For LINKTYPE_ERF the frame time is the ERF header's timestamp, as in tshark.
+
+Damage (see ``_resync``): a record length over the limit, or one that runs past the
+end of the file, is skipped by scanning for two records in a row whose headers are
+plausible: 0 < incl_len <= orig_len, incl_len within the limit, the fraction below
+one second, the time at most a day after (and 1 s before) the last good record's.
+pcap has no redundancy, so a wrong length that is still plausible goes unnoticed
+until the header after it is garbage; the record it belongs to is delivered as the
+file says.
 """
 
 from __future__ import annotations
@@ -18,9 +26,20 @@ import struct
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ibwire.capture._resync import (
+    NEED,
+    Candidates,
+    Damage,
+    byte_range,
+    lookahead_regex,
+    near,
+    recover,
+    regex_candidates,
+    seconds_high,
+)
 from ibwire.capture._stream import Output, PathOrFile, Source, open_source
 from ibwire.capture.erf import erf_frame_ts_ns
-from ibwire.capture.frame import CaptureError, Frame
+from ibwire.capture.frame import CaptureError, Frame, Skipped
 from ibwire.capture.linktypes import LINKTYPE_ERF
 
 if TYPE_CHECKING:
@@ -48,8 +67,11 @@ class PcapReader:
 
     format = "pcap"
 
-    def __init__(self, fileobj_or_path: PathOrFile | Source, name: str | None = None) -> None:
+    def __init__(self, fileobj_or_path: PathOrFile | Source, name: str | None = None, *,
+                 resync: bool = True) -> None:
         self._src, self._owned = open_source(fileobj_or_path, name)
+        self.resync = resync
+        self.skipped: list[Skipped] = []  # damaged regions stepped over
         try:
             self._read_file_header()
         except BaseException:
@@ -97,20 +119,21 @@ class PcapReader:
         src = self._src
         unit = 1 if self.nanosecond else 1000
         is_erf = self.linktype == LINKTYPE_ERF
+        prev: int | None = None  # seconds of the last good record with data
         try:
             while True:
                 src.begin_record()
-                head = src.read(RECORD_HEADER_LEN)
-                if not head:
+                try:
+                    record = self._record_at(src)
+                except Damage as damage:
+                    recover(src, damage, self.skipped if self.resync else None,
+                            self._candidates(prev), self._check, prev)
+                    continue
+                if record is None:
                     return
-                if len(head) < RECORD_HEADER_LEN:
-                    raise src.error(
-                        f"truncated record header: {len(head)} of {RECORD_HEADER_LEN} bytes"
-                    )
-                sec, frac, incl_len, orig_len = self._record.unpack(head)
-                if incl_len > self._max_len:
-                    raise src.error(f"record length {incl_len} exceeds {self._limit}")
-                data = src.read_exact(incl_len, "record body")
+                (sec, frac, incl_len, orig_len), data = record
+                if incl_len:  # a zero-filled region reads as empty records
+                    prev = sec
                 ts_ns = sec * _NS + frac * unit
                 if is_erf:
                     ts_ns = erf_frame_ts_ns(data, ts_ns)
@@ -125,6 +148,47 @@ class PcapReader:
                 src.records += 1
         finally:
             self.close()
+
+    def _record_at(self, src: Source) -> tuple[tuple[int, ...], bytes] | None:
+        head = src.read(RECORD_HEADER_LEN)
+        if not head:
+            return None
+        if len(head) < RECORD_HEADER_LEN:
+            raise Damage(
+                f"truncated record header: {len(head)} of {RECORD_HEADER_LEN} bytes", head
+            )
+        fields = self._record.unpack(head)
+        incl_len = fields[2]
+        if incl_len > self._max_len:
+            raise Damage(f"record length {incl_len} exceeds {self._limit}", head)
+        data = src.read(incl_len)
+        if len(data) < incl_len:
+            raise Damage(f"truncated record body: {len(data)} of {incl_len} bytes", head + data)
+        return fields, data
+
+    # -- resynchronisation (see _resync) ----------------------------------------------
+    def _candidates(self, prev: int | None) -> Candidates:
+        little = self.byteorder == "<"
+        high = seconds_high(prev, little) if prev is not None else b".."
+        # Regex parts, most significant byte first: a fraction below 10**9 (ns: high
+        # byte <= 0x3b) or 10**6 (us: 0x000f4240); an incl_len within the limit, not 0.
+        sec = [high, b".."]
+        frac = ([byte_range(0, 0x3B), b"..."] if self.nanosecond
+                else [b"\x00", byte_range(0, 0x0F), b".."])
+        incl = [byte_range(0, self._max_len >> 24), b"..."]
+        if little:
+            sec, frac, incl = [b"..", high], frac[::-1], incl[::-1]
+        return regex_candidates(lookahead_regex([*sec, *frac, b"(?!\\x00{4})", *incl]))
+
+    def _check(self, buf: bytes, pos: int, end: int, prev: object,
+               first: bool) -> tuple[int, object]:
+        if pos + RECORD_HEADER_LEN > end:
+            return NEED, None
+        sec, frac, incl, orig = self._record.unpack_from(buf, pos)
+        ok = (0 < incl <= min(orig, self._max_len) and orig <= MAX_RECORD_LEN
+              and frac < (_NS if self.nanosecond else 10**6)
+              and near(prev if isinstance(prev, int) else None, sec))
+        return (RECORD_HEADER_LEN + incl if ok else 0), sec
 
     def close(self) -> None:
         if self._owned is not None:

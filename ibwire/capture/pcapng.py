@@ -1,4 +1,4 @@
-"""pcapng files: streaming reader and a writer of Enhanced Packet Blocks.
+"""pcapng files: the format and a streaming reader (the writer is in ``pcapng_writer``).
 
 A pcapng file is a sequence of blocks ``type | total length | body | total length``,
 grouped in sections that each start with a Section Header Block (SHB) whose
@@ -19,6 +19,13 @@ custom blocks as records too; this reader skips them, so with custom blocks its
 indexes fall behind tshark's frame numbers.
 Where tshark differs: resolutions finer than about 10**-10 s overflow its 64-bit
 arithmetic (e.g. 10**-12 shows wrong nanoseconds); Python integers here do not.
+
+Damage (see ``_resync``): a block length that is impossible, disagrees with the
+block's trailing copy or runs past the end of the file, is skipped by scanning for a
+block of a known type whose two lengths agree, followed by another such block. A
+packet block whose lengths agree but whose captured length does not fit is skipped
+as a whole. Other errors (an interface never described, a version other than 1.x)
+stop the reader.
 """
 
 from __future__ import annotations
@@ -26,13 +33,18 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from ibwire.capture._stream import Output, PathOrFile, Source, open_source
-from ibwire.capture.frame import CaptureError, Frame
-
-if TYPE_CHECKING:
-    from typing import Self
+from ibwire.capture._resync import (
+    NEED,
+    Candidates,
+    Damage,
+    any_of,
+    lookahead_regex,
+    recover,
+    regex_candidates,
+)
+from ibwire.capture._stream import PathOrFile, Source, open_source
+from ibwire.capture.frame import CaptureError, Frame, Skipped
 
 SHB = 0x0A0D0D0A
 IDB = 0x00000001
@@ -53,6 +65,9 @@ OPT_ENDOFOPT = 0
 IF_NAME = 2
 IF_TSRESOL = 9
 IF_TSOFFSET = 14
+# Block types a resynchronisation may start at: these, NRB, ISB, systemd journal,
+# DSB and the two custom blocks.
+KNOWN_BLOCKS = frozenset({IDB, PB, SPB, 4, 5, EPB, 9, 0x0A, 0xBAD, 0x40000BAD})
 # No sane block is larger than this (64 MiB); a larger length means corruption.
 MAX_BLOCK_LEN = 1 << 26
 _NS = 10**9
@@ -97,13 +112,16 @@ class PcapngReader:
 
     format = "pcapng"
 
-    def __init__(self, fileobj_or_path: PathOrFile | Source, name: str | None = None) -> None:
+    def __init__(self, fileobj_or_path: PathOrFile | Source, name: str | None = None, *,
+                 resync: bool = True) -> None:
         self._src, self._owned = open_source(fileobj_or_path, name)
+        self.resync = resync
+        self.skipped: list[Skipped] = []  # damaged regions stepped over
         self.interfaces: list[Interface] = []  # every IDB in the file, all sections
         self._section: list[Interface] = []  # the current section's interfaces
         self._e = "<"
         try:
-            head = self._src.read(4)
+            head = self._src.peek(4)
             if not head:
                 raise CaptureError("empty file", source=self._src.name, at_record=False)
             if head != PCAPNG_MAGIC:
@@ -111,7 +129,6 @@ class PcapngReader:
                     f"not a pcapng file: first block type {head.hex(' ')}",
                     source=self._src.name, at_record=False,
                 )
-            self._pending = head
         except BaseException:
             self.close()
             raise
@@ -121,13 +138,17 @@ class PcapngReader:
         try:
             while True:
                 src.begin_record()
-                head = self._pending + src.read(8 - len(self._pending))
-                self._pending = b""
+                head = src.read(8)
                 if not head:
                     return
-                if len(head) < 8:
-                    raise src.error(f"truncated block header: {len(head)} of 8 bytes")
-                frame = self._block(head)
+                try:
+                    if len(head) < 8:
+                        raise Damage(f"truncated block header: {len(head)} of 8 bytes", head)
+                    frame = self._block(head)
+                except Damage as damage:
+                    recover(src, damage, self.skipped if self.resync else None,
+                            _candidates(self._e), self._check, self._e)
+                    continue
                 if frame is not None:
                     yield frame
                     src.records += 1
@@ -140,31 +161,29 @@ class PcapngReader:
             # A new section: its byte-order magic decides how to read even its length.
             bom = src.read(4)
             if len(bom) < 4:
-                raise src.error(
-                    f"truncated Section Header Block: {8 + len(bom)} of at least 28 bytes"
+                raise Damage(
+                    f"truncated Section Header Block: {8 + len(bom)} of at least 28 bytes",
+                    head + bom,
                 )
             if bom not in _BOMS:
-                raise src.error(f"Section Header Block: bad byte-order magic {bom.hex(' ')}")
+                raise Damage(f"Section Header Block: bad byte-order magic {bom.hex(' ')}",
+                             head + bom)
             self._e = _BOMS[bom]
             head += bom
         e = self._e
         btype, total = struct.unpack(e + "II", head[:8])
         name = BLOCK_NAMES.get(btype, f"block type 0x{btype:08x}")
-        if total < 12 or (btype == SHB and total < 28):
-            raise src.error(f"{name}: total length {total} is too short")
-        if total % 4:
-            raise src.error(f"{name}: total length {total} is not a multiple of 4")
-        if total > MAX_BLOCK_LEN:
-            raise src.error(
-                f"{name}: total length {total} exceeds the {MAX_BLOCK_LEN}-byte sanity limit"
-            )
+        problem = _length_problem(btype, total)
+        if problem:
+            raise Damage(f"{name}: total length {total} {problem}", head)
         block = head + src.read(total - len(head))
         if len(block) < total:
-            raise src.error(f"truncated {name}: {len(block)} of {total} bytes")
+            raise Damage(f"truncated {name}: {len(block)} of {total} bytes", block)
         trailer = struct.unpack_from(e + "I", block, total - 4)[0]
         if trailer != total:
-            raise src.error(
-                f"{name}: block length mismatch: {total} at the start, {trailer} at the end"
+            raise Damage(
+                f"{name}: block length mismatch: {total} at the start, {trailer} at the end",
+                block,
             )
         body = block[8:total - 4]
         if btype == SHB:
@@ -172,9 +191,9 @@ class PcapngReader:
         elif btype == IDB:
             self._interface(body)
         elif btype in (EPB, PB):
-            return self._packet(name, body, btype)
+            return self._packet(name, block, btype)
         elif btype == SPB:
-            return self._simple_packet(name, body)
+            return self._simple_packet(name, block)
         return None  # NRB, ISB, DSB, custom and unknown blocks carry no packets
 
     def _section_header(self, body: bytes) -> None:
@@ -208,9 +227,10 @@ class PcapngReader:
             )
         return self._section[local_id]
 
-    def _packet(self, name: str, body: bytes, btype: int) -> Frame:
+    def _packet(self, name: str, block: bytes, btype: int) -> Frame:
+        body = block[8:-4]
         if len(body) < 20:
-            raise self._src.error(f"{name}: body shorter than 20 bytes")
+            raise Damage(f"{name}: body shorter than 20 bytes", block, whole=True)
         if btype == EPB:
             local_id, ts_hi, ts_lo, cap_len, orig_len = struct.unpack_from(self._e + "5I", body)
         else:  # PB: a 16-bit interface id, then a 16-bit drop count
@@ -218,17 +238,16 @@ class PcapngReader:
                 self._e + "HH4I", body
             )
         if cap_len > len(body) - 20:
-            raise self._src.error(
-                f"{name}: captured length {cap_len} exceeds the {len(body) - 20} bytes "
-                "of the block"
-            )
+            raise Damage(f"{name}: captured length {cap_len} exceeds the {len(body) - 20} "
+                         "bytes of the block", block, whole=True)
         iface = self._lookup(name, local_id)
         data = body[20:20 + cap_len]
         return self._frame(iface, iface.ts_ns((ts_hi << 32) | ts_lo), data, orig_len)
 
-    def _simple_packet(self, name: str, body: bytes) -> Frame:
+    def _simple_packet(self, name: str, block: bytes) -> Frame:
+        body = block[8:-4]
         if len(body) < 4:
-            raise self._src.error(f"{name}: body shorter than 4 bytes")
+            raise Damage(f"{name}: body shorter than 4 bytes", block, whole=True)
         iface = self._lookup(name, 0)
         orig_len = struct.unpack_from(self._e + "I", body)[0]
         cap_len = min(orig_len, len(body) - 4)
@@ -248,108 +267,39 @@ class PcapngReader:
             offset=self._src.record_offset,
         )
 
+    def _check(self, buf: bytes, pos: int, end: int, e: object,
+               first: bool) -> tuple[int, object]:
+        """A block at ``pos`` (see ``_resync``): a known type first, both lengths agree."""
+        if pos + 12 > end:
+            return NEED, e
+        if buf[pos:pos + 4] == PCAPNG_MAGIC:
+            e = _BOMS.get(buf[pos + 8:pos + 12])
+            if e is None:
+                return 0, e
+        btype, total = struct.unpack_from(f"{e}II", buf, pos)
+        if (first and btype not in KNOWN_BLOCKS and btype != SHB) or _length_problem(
+                btype, total):
+            return 0, e
+        if pos + total > end:
+            return NEED, e
+        return (total if struct.unpack_from(f"{e}I", buf, pos + total - 4)[0] == total
+                else 0), e
+
     def close(self) -> None:
         if self._owned is not None:
             self._owned.close()
 
 
-def _option(code: int, value: bytes) -> bytes:
-    return struct.pack("<HH", code, len(value)) + value + bytes(-len(value) % 4)
+def _length_problem(btype: int, total: int) -> str | None:
+    if total < (28 if btype == SHB else 12):
+        return "is too short"
+    if total % 4:
+        return "is not a multiple of 4"
+    if total > MAX_BLOCK_LEN:
+        return f"exceeds the {MAX_BLOCK_LEN}-byte sanity limit"
+    return None
 
 
-def _block(btype: int, body: bytes) -> bytes:
-    total = 12 + len(body)
-    return struct.pack("<II", btype, total) + body + struct.pack("<I", total)
-
-
-class PcapngWriter:
-    """Writes a little-endian pcapng file: one section, IDBs on demand, EPBs.
-
-    Interfaces are added with ``add_interface`` before the packets that use them;
-    ``write`` takes a Frame (its ``interface`` must be one added here, with the same
-    link type) or bytes. Timestamps are truncated to the interface's resolution.
-    """
-
-    def __init__(self, fileobj_or_path: PathOrFile, *, gzip: bool | None = None) -> None:
-        self._out = Output(fileobj_or_path, gzip)
-        self.interfaces: list[Interface] = []
-        self.count = 0
-        # SHB: byte-order magic, version 1.0, section length unknown (-1), no options.
-        self._out.write(_block(SHB, struct.pack("<IHHq", BYTE_ORDER_MAGIC, 1, 0, -1)))
-
-    def add_interface(
-        self, linktype: int, tsresol_ns: bool = True, name: str | None = None, *,
-        snaplen: int = 0, tsresol: int | None = None,
-    ) -> int:
-        """Add an interface and return its id.
-
-        ``tsresol_ns`` selects nanosecond timestamps (else the default microseconds);
-        ``tsresol`` gives a raw ``if_tsresol`` byte instead (e.g. 0x80 | 30 for 2**-30 s).
-        """
-        if not 0 <= linktype <= 0xFFFF:
-            raise ValueError(f"link type {linktype} does not fit a pcapng IDB")
-        options = b""
-        if name is not None:
-            options += _option(IF_NAME, name.encode())
-        if tsresol is None and tsresol_ns:
-            tsresol = 9
-        if tsresol is not None:
-            options += _option(IF_TSRESOL, bytes([tsresol]))
-        if options:
-            options += struct.pack("<HH", OPT_ENDOFOPT, 0)
-        self._out.write(_block(IDB, struct.pack("<HHI", linktype, 0, snaplen) + options))
-        units = tsresol_units(tsresol) if tsresol is not None else 10**6
-        iface = Interface(len(self.interfaces), linktype, snaplen, units, 0, name)
-        self.interfaces.append(iface)
-        return iface.id
-
-    def write(
-        self, frame_or_bytes: Frame | bytes, ts_ns: int | None = None,
-        wire_len: int | None = None, interface: int | None = None,
-    ) -> None:
-        """Write one EPB; arguments override the Frame's (defaults: 0, len, interface 0)."""
-        if isinstance(frame_or_bytes, Frame):
-            frame = frame_or_bytes
-            interface = frame.interface if interface is None else interface
-            data = frame.data
-            ts_ns = frame.ts_ns if ts_ns is None else ts_ns
-            wire_len = frame.wire_len if wire_len is None else wire_len
-            linktype: int | None = frame.linktype
-        else:
-            data = bytes(frame_or_bytes)
-            interface = 0 if interface is None else interface
-            ts_ns = 0 if ts_ns is None else ts_ns
-            wire_len = len(data) if wire_len is None else wire_len
-            linktype = None
-        if not 0 <= interface < len(self.interfaces):
-            raise ValueError(
-                f"interface {interface} was not added ({len(self.interfaces)} interfaces)"
-            )
-        iface = self.interfaces[interface]
-        if linktype is not None and linktype != iface.linktype:
-            raise ValueError(
-                f"record has link type {linktype}, interface {interface} {iface.linktype}"
-            )
-        if ts_ns < 0:
-            raise ValueError(f"timestamp {ts_ns} ns is before the epoch")
-        # The last tick that reads back as ts_ns or earlier: truncation, and exact
-        # re-writing of what the reader produced even for 2**-k resolutions.
-        ticks = ((ts_ns + 1) * iface.units_per_second - 1) // _NS
-        if ticks >= 1 << 64:
-            raise ValueError(f"timestamp {ts_ns} ns does not fit a pcapng timestamp")
-        if not 0 <= wire_len < 1 << 32:
-            raise ValueError(f"wire length {wire_len} does not fit an EPB")
-        body = struct.pack(
-            "<IIIII", interface, ticks >> 32, ticks & 0xFFFFFFFF, len(data), wire_len
-        ) + data + bytes(-len(data) % 4)
-        self._out.write(_block(EPB, body))
-        self.count += 1
-
-    def close(self) -> None:
-        self._out.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+def _candidates(e: str) -> Candidates:
+    return regex_candidates(lookahead_regex([any_of(
+        [PCAPNG_MAGIC] + [struct.pack(e + "I", t) for t in sorted(KNOWN_BLOCKS)])]))

@@ -60,6 +60,13 @@ def _open(path: str) -> tuple[object, int]:
     return open_capture(path), size
 
 
+def _tell_skipped(path: str, skipped: list, told: int) -> int:
+    for s in skipped[told:]:
+        error(f"warning: {path}: skipped {s.length} damaged bytes at byte offset {s.offset} "
+              f"(before record {s.index}): {s.reason}")
+    return len(skipped)
+
+
 def packets(path: str, options: Options, count: int | None = None,
             progress: bool = False) -> Iterator[FrameInfo]:
     """Decode every frame of a capture; CaptureError surfaces after the good ones."""
@@ -72,8 +79,11 @@ def packets(path: str, options: Options, count: int | None = None,
     first_ns: int | None = None
     prev_ns = 0
     number = 0
+    skipped = getattr(reader, "skipped", [])   # damaged regions the reader stepped over
+    told = 0
     try:
         for frame in reader:  # type: ignore[attr-defined]
+            told = _tell_skipped(path, skipped, told)
             if count is not None and number >= count:
                 break
             try:
@@ -96,7 +106,14 @@ def packets(path: str, options: Options, count: int | None = None,
             prev_ns = frame.ts_ns
             bar.update(frame.offset)
             yield info
+        told = _tell_skipped(path, skipped, told)
+        if skipped:
+            # Every packet around the damage was read; the file is still a bad input.
+            lost = sum(s.length for s in skipped)
+            raise InputError(f"{path}: {len(skipped)} damaged region(s) ({lost} bytes) "
+                             "skipped; the records around them were read")
     finally:
+        _tell_skipped(path, skipped, told)   # also those found just before an error
         bar.close()
         close = getattr(reader, "close", None)
         if close is not None:
