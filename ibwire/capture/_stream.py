@@ -189,3 +189,20 @@ class Output:
             flush = getattr(self.stream, "flush", None)
             if flush is not None:
                 flush()
+
+
+class Writer:
+    """What every capture writer shares: an `Output`, a record count, and closing."""
+
+    def __init__(self, target: PathOrFile, compress: bool | None = None) -> None:
+        self._out = Output(target, compress)
+        self.count = 0
+
+    def close(self) -> None:
+        self._out.close()
+
+    def __enter__(self) -> Writer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -26,14 +26,14 @@ from ibwire.capture._resync import (
     regex_candidates,
     seconds_high,
 )
-from ibwire.capture._stream import Output, PathOrFile, Source, open_source
+from ibwire.capture._stream import PathOrFile, Source, Writer, open_source
 from ibwire.capture.erf_time import erf_ts_from_ns, erf_ts_to_ns
 from ibwire.capture.frame import Frame, Skipped
 from ibwire.capture.linktypes import LINKTYPE_ERF
 from ibwire.headers.carriers import ERF as ERF_LAYOUT
 
 if TYPE_CHECKING:
-    from typing import Self
+    pass
 
 ERF_TYPE_ETH = 2
 ERF_TYPE_INFINIBAND = 21
@@ -342,7 +342,7 @@ def _check(buf: bytes, pos: int, end: int, prev: object, first: bool) -> tuple[i
     return (rlen if ok else 0), ts
 
 
-class ErfWriter:
+class ErfWriter(Writer):
     """Writes a native ERF file (a bare sequence of records).
 
     ``write`` takes a LINKTYPE_ERF Frame or a complete ERF record and writes it
@@ -351,8 +351,7 @@ class ErfWriter:
     """
 
     def __init__(self, fileobj_or_path: PathOrFile, gzip: bool | None = None) -> None:
-        self._out = Output(fileobj_or_path, gzip)
-        self.count = 0
+        super().__init__(fileobj_or_path, gzip)
 
     def write(self, frame_or_record: Frame | bytes) -> None:
         if isinstance(frame_or_record, Frame):
@@ -374,12 +373,3 @@ class ErfWriter:
         pad: bool = False, ibdump_quirk: bool = False,
     ) -> None:
         self.write(erf_record(payload, ts_ns, erf_type, cap, pad, ibdump_quirk))
-
-    def close(self) -> None:
-        self._out.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -37,13 +37,13 @@ from ibwire.capture._resync import (
     regex_candidates,
     seconds_high,
 )
-from ibwire.capture._stream import Output, PathOrFile, Source, open_source
+from ibwire.capture._stream import PathOrFile, Source, Writer, open_source
 from ibwire.capture.erf import erf_frame_ts_ns
 from ibwire.capture.frame import CaptureError, Frame, Skipped
 from ibwire.capture.linktypes import LINKTYPE_ERF
 
 if TYPE_CHECKING:
-    from typing import Self
+    pass
 
 MAGIC_USEC = 0xA1B2C3D4
 MAGIC_NSEC = 0xA1B23C4D
@@ -195,7 +195,7 @@ class PcapReader:
             self._owned.close()
 
 
-class PcapWriter:
+class PcapWriter(Writer):
     """Writes a classic pcap file (version 2.4, thiszone 0, sigfigs 0).
 
     Timestamps are truncated to microseconds unless ``nanosecond``. The file header
@@ -220,9 +220,8 @@ class PcapWriter:
         self.linktype = linktype
         self.nanosecond = nanosecond
         self.snaplen = snaplen
-        self.count = 0
         self._record = struct.Struct(e + "IIII")
-        self._out = Output(fileobj_or_path, gzip)
+        super().__init__(fileobj_or_path, gzip)
         magic = MAGIC_NSEC if nanosecond else MAGIC_USEC
         self._out.write(struct.pack(e + "IHHiIII", magic, 2, 4, 0, 0, snaplen, linktype))
 
@@ -255,12 +254,3 @@ class PcapWriter:
         frac = ns if self.nanosecond else ns // 1000
         self._out.write(self._record.pack(sec, frac, len(data), wire_len) + data)
         self.count += 1
-
-    def close(self) -> None:
-        self._out.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

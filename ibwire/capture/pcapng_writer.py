@@ -5,7 +5,7 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
-from ibwire.capture._stream import Output, PathOrFile
+from ibwire.capture._stream import PathOrFile, Writer
 from ibwire.capture.frame import Frame
 from ibwire.capture.pcapng import (
     BYTE_ORDER_MAGIC,
@@ -20,7 +20,7 @@ from ibwire.capture.pcapng import (
 )
 
 if TYPE_CHECKING:
-    from typing import Self
+    pass
 
 _NS = 10**9
 
@@ -34,7 +34,7 @@ def _block(btype: int, body: bytes) -> bytes:
     return struct.pack("<II", btype, total) + body + struct.pack("<I", total)
 
 
-class PcapngWriter:
+class PcapngWriter(Writer):
     """Writes a little-endian pcapng file: one section, IDBs on demand, EPBs.
 
     Interfaces are added with ``add_interface`` before the packets that use them;
@@ -43,9 +43,8 @@ class PcapngWriter:
     """
 
     def __init__(self, fileobj_or_path: PathOrFile, *, gzip: bool | None = None) -> None:
-        self._out = Output(fileobj_or_path, gzip)
+        super().__init__(fileobj_or_path, gzip)
         self.interfaces: list[Interface] = []
-        self.count = 0
         # SHB: byte-order magic, version 1.0, section length unknown (-1), no options.
         self._out.write(_block(SHB, struct.pack("<IHHq", BYTE_ORDER_MAGIC, 1, 0, -1)))
 
@@ -116,12 +115,3 @@ class PcapngWriter:
         ) + data + bytes(-len(data) % 4)
         self._out.write(_block(EPB, body))
         self.count += 1
-
-    def close(self) -> None:
-        self._out.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
