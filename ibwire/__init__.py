@@ -29,6 +29,7 @@ from ibwire.headers import (
     AtomicETH,
     ImmDt,
 )
+from ibwire.io import read, write
 from ibwire.packet import Layer, Malformed, Packet
 
 # Payload decoders register themselves: MADs on QP0/QP1, IPoIB on UD.
@@ -41,5 +42,5 @@ __all__ = [
     "AETH", "BTH", "CNP_PAD", "DETH", "ERF", "ETHERNET", "FETH", "GRH", "IETH", "IPV4", "IPV6",
     "LINK", "LRH", "OPCODES", "RDETH", "REGISTRY", "RETH", "RWH", "UDP", "VLAN", "XRCETH",
     "AtomicAckETH", "AtomicETH", "CrcStatus", "Header", "ImmDt", "Layer", "Layout",
-    "Malformed", "Options", "Packet", "decode", "encode",
+    "Malformed", "Options", "Packet", "decode", "encode", "read", "write",
 ]
