@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 
 import pytest
 from conftest import need_tshark
 from test_gen_support import load, tshark_problems
 
+import ibwire
 from ibwire.capture import open_capture, read_capture
 from ibwire.gen import SCENARIOS, scenario, simulate
 
@@ -73,6 +75,26 @@ def test_decodes_cleanly_and_crcs_match_the_truth(name):
 def test_tshark_sees_no_malformed_packets(name, written):
     need_tshark()
     assert tshark_problems(written[name]) == []
+
+
+def test_wireshark_mistake_six_byte_link_packets(tmp_path):
+    """A link packet is 6 bytes on the wire; Wireshark 4.0 reads it as if an LRH
+    followed and marks it malformed, with no FCTBS/FCCL. ibwire decodes it whole."""
+    need_tshark()
+    result = simulate(scenario("link_credits", seed=1, messages=4))
+    path = str(tmp_path / "link.pcap")
+    result.write(path, "pcap")
+    link = [f for f in result.frames if f.data[8] & 0x7F == 25]
+    assert link and all(len(f.data) == 16 + 6 for f in link)     # ERF header + 6 bytes
+    pkt = ibwire.decode(link[0].data, link[0].linktype)
+    assert pkt.problems == [] and pkt.lpcrc_status == 1 and pkt.has("infiniband_link.fctbs")
+    out = subprocess.run(["tshark", "-n", "-r", path, "-T", "fields", "-e", "frame.number",
+                          "-e", "_ws.malformed", "-e", "infiniband_link.fctbs",
+                          "-e", "frame.protocols"],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    rows = [line.split("\t") for line in out if line.endswith(":infiniband_link")]
+    assert len(rows) == len(link)
+    assert all(r[1] and not r[2] for r in rows)   # malformed, and no FCTBS shown
 
 
 @pytest.mark.parametrize("fmt", ["pcapng", "erf"])

@@ -294,14 +294,18 @@ def repeat_scan(recs: list[Rec], pmtu: int) -> dict[tuple, list[int]]:
 
 
 def tshark_problems(path: str) -> list[str]:
-    """tshark lines that report a malformed packet or an expert error."""
+    """tshark lines that report a malformed packet or an expert error, except on link
+    packets: Wireshark 4.0 calls every 6-byte link packet malformed (pinned by
+    test_gen_captures.test_wireshark_mistake_six_byte_link_packets)."""
     out = subprocess.run(["tshark", "-n", "-r", path, "-T", "fields", "-e", "frame.number",
                           "-e", "_ws.malformed", "-e", "_ws.expert.severity",
-                          "-e", "_ws.expert.message"],
+                          "-e", "_ws.expert.message", "-e", "frame.protocols"],
                          capture_output=True, text=True, check=True)
     bad = []
     for line in out.stdout.splitlines():
         cols = line.split("\t")
+        if cols[4].endswith(":infiniband_link"):
+            continue
         if cols[1] or "error" in cols[2].lower() or cols[2].startswith("8388608"):
             bad.append(line)
     return bad

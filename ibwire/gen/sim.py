@@ -73,7 +73,7 @@ class Simulation:
         self.clock = clock = Clock()
         self.hosts = hosts = make_hosts(cfg.encap)
         self.fabric = Fabric(cfg.encap, hosts)
-        self.tap = Tap(self.fabric.native, link_pad=cfg.wireshark_safe)
+        self.tap = Tap(self.fabric.native, link_pad=cfg.link_record_pad)
         self.truth = Truth(clock, BASE_NS)
         half = cfg.prop_ns // 2
         self.net = Net(clock, self.tap, self.truth, Impairments(cfg), half, cfg.prop_ns - half)

@@ -32,12 +32,13 @@ LINK_RECORD_PAD = 54
 
 
 class Tap:
-    def __init__(self, native: bool, base_ns: int = BASE_NS, link_pad: bool = True) -> None:
+    def __init__(self, native: bool, base_ns: int = BASE_NS, link_pad: bool = False) -> None:
         self.native = native
         # Wireshark 4.0 fills its columns by reading a link packet as if it began with
         # an LRH (then a GRH and BTH, by the "LNH" in FCTBS's low bits) and calls a
         # 6-byte record malformed; zero bytes after the LPCRC, up to 60 (LRH + GRH +
-        # BTH), keep tshark quiet. ibwire reads them as a trailer; the truth says so.
+        # BTH), keep tshark quiet. Only on request (GenConfig.link_record_pad): ibwire
+        # reads them as a trailer and the truth records the padding.
         self.link_pad = bytes(LINK_RECORD_PAD) if link_pad else b""
         self.base_ns = base_ns
         self.frames: list[Frame] = []
