@@ -106,7 +106,10 @@ def run_sampled(cmd: list[str], path: Path, sigint_at: float | None = None) -> d
     out = tempfile.TemporaryFile("w+")
     err = tempfile.TemporaryFile("w+")
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True)
+    # A shell's background job inherits SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt: give the child the default handler, as a terminal would.
+    proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     rss: dict[int, float] = {}
     last_rss, sent = 0.0, None
     while proc.poll() is None:
