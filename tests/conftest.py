@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI replays the same examples every run (a red CI should mean a regression, not a
+# newly drawn example); local runs keep exploring. IBWIRE_HYPOTHESIS=explore overrides.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI") and os.environ.get("IBWIRE_HYPOTHESIS") != "explore":
+    settings.load_profile("ci")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
