@@ -21,8 +21,25 @@ from ibwire.headers.bth import BTH
 from ibwire.headers.carriers import IPV4, IPV6, UDP
 from ibwire.headers.routing import GRH, LRH
 
+# The polynomials: CRC-32/IEEE for the ICRC (zlib), CRC-16 0x100B for VCRC/LPCRC,
+# both reflected, init and final XOR all ones.
+ICRC_POLY, VCRC_POLY = 0x04C11DB7, 0x100B
+ICRC_POLY_REFLECTED, VCRC_POLY_REFLECTED = 0xEDB88320, 0xD008
+
 # crcmod's initCrc is the register value XOR the final XOR (0xFFFF ^ 0xFFFF).
-_crc16 = crcmod.mkCrcFun(0x1100B, initCrc=0, rev=True, xorOut=0xFFFF)
+_crc16 = crcmod.mkCrcFun(0x10000 | VCRC_POLY, initCrc=0, rev=True, xorOut=0xFFFF)
+
+
+def reflected_table(poly_reflected: int) -> list[int]:
+    """The 256-entry byte table of a reflected CRC, for table-driven kernels
+    (Numba cannot call zlib or crcmod)."""
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ poly_reflected if c & 1 else c >> 1
+        table.append(c)
+    return table
 
 LRH_STANDIN = b"\xff" * LRH.size  # RoCE has no LRH: the ICRC covers eight ones instead.
 

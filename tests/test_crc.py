@@ -173,3 +173,19 @@ def test_lpcrc_is_filled_and_checked():
     assert pkt["infiniband_link.fctbs"] == 123 and pkt["infiniband_link.fccl"] == 456
     assert pkt.lpcrc_status is CrcStatus.GOOD
     assert decode(_flip(data, 5), "ib_link").lpcrc_status is CrcStatus.BAD
+
+
+def test_reflected_tables_drive_the_same_crcs():
+    """Kernels that cannot call zlib/crcmod use these tables: same results."""
+    from ibwire.crc import ICRC_POLY_REFLECTED, VCRC_POLY_REFLECTED, reflected_table
+
+    def run(table, bits, data):
+        full = (1 << bits) - 1
+        c = full
+        for b in data:
+            c = table[(c ^ b) & 0xFF] ^ (c >> 8)
+        return c ^ full
+
+    for vec in VECTORS:
+        assert run(reflected_table(ICRC_POLY_REFLECTED), 32, vec.data) == crc32(vec.data)
+        assert run(reflected_table(VCRC_POLY_REFLECTED), 16, vec.data) == crc16(vec.data)

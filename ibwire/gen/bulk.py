@@ -29,6 +29,7 @@ from ibwire.capture import LINKTYPE_ERF, LINKTYPE_ETHERNET, PcapWriter
 from ibwire.gen.fabric import Fabric, bth_offset, make_hosts, udp_source_port
 from ibwire.gen.rcwire import RcInfo, payload, rc_headers
 from ibwire.gen.tap import BASE_NS
+from ibwire.headers import AETH, BTH, ERF, ETHERNET, IPV4, IPV6, UDP
 
 CHUNK = 1 << 16
 ERF_HDR = 16
@@ -48,28 +49,19 @@ class BulkConfig:
     rate_gbps: float | None = None
 
 
-def _crc16_table() -> np.ndarray:
-    t = np.zeros(256, dtype=np.uint32)
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0xD008 if c & 1 else c >> 1
-        t[i] = c
-    return t
+CRC32_TABLE = np.array(crc.reflected_table(crc.ICRC_POLY_REFLECTED), dtype=np.uint32)
+CRC16_TABLE = np.array(crc.reflected_table(crc.VCRC_POLY_REFLECTED), dtype=np.uint32)
 
-
-def _crc32_table() -> np.ndarray:
-    t = np.zeros(256, dtype=np.uint32)
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
-        t[i] = c
-    return t
-
-
-CRC32_TABLE = _crc32_table()
-CRC16_TABLE = _crc16_table()
+# Byte offsets the kernel patches, from the header layouts.
+PSN_WORD = BTH.by_name["a"].offset        # AckReq byte: the ICRC continues from here
+PSN_AT = BTH.by_name["psn"].offset
+MSN_AT = AETH.by_name["msn"].offset
+UDP_CSUM_AT = UDP.by_name["checksum"].offset
+ERF_TYPE_AT = ERF.by_name["type"].offset
+ERF_FLAGS_AT = ERF.by_name["cap"].offset
+ERF_RLEN_AT = ERF.by_name["rlen"].offset
+ERF_LCTR_AT = ERF.by_name["lctr"].offset
+ERF_WLEN_AT = ERF.by_name["wlen"].offset
 
 # Template table columns.
 T_OFF, T_LEN, T_BTH, T_AETH, T_ICRC, T_NATIVE, T_UDP, T_CAP, T_CRC, T_VCRC, T_USUM = range(11)
@@ -99,38 +91,38 @@ def _fill(out, tbytes, tinfo, seq_t, seq_psn, seq_msn, seq_ts, erf, crc32t, crc1
             ets = (sec << 32) | frac
             for k in range(8):
                 out[pos + k] = (ets >> (8 * k)) & 0xFF
-            out[pos + 8] = 21
-            out[pos + 9] = 0x04 | int(tinfo[t, T_CAP])
-            out[pos + 10] = (rec >> 8) & 0xFF
-            out[pos + 11] = rec & 0xFF
-            out[pos + 12] = 0
-            out[pos + 13] = 0
-            out[pos + 14] = (n >> 8) & 0xFF
-            out[pos + 15] = n & 0xFF
+            out[pos + ERF_TYPE_AT] = 21
+            out[pos + ERF_FLAGS_AT] = 0x04 | int(tinfo[t, T_CAP])
+            out[pos + ERF_RLEN_AT] = (rec >> 8) & 0xFF
+            out[pos + ERF_RLEN_AT + 1] = rec & 0xFF
+            out[pos + ERF_LCTR_AT] = 0
+            out[pos + ERF_LCTR_AT + 1] = 0
+            out[pos + ERF_WLEN_AT] = (n >> 8) & 0xFF
+            out[pos + ERF_WLEN_AT + 1] = n & 0xFF
             pos += ERF_HDR
         for k in range(n):
             out[pos + k] = tbytes[off + k]
         bth = int(tinfo[t, T_BTH])
         psn = int(seq_psn[i])
-        out[pos + bth + 9] = (psn >> 16) & 0xFF
-        out[pos + bth + 10] = (psn >> 8) & 0xFF
-        out[pos + bth + 11] = psn & 0xFF
+        out[pos + bth + PSN_AT] = (psn >> 16) & 0xFF
+        out[pos + bth + PSN_AT + 1] = (psn >> 8) & 0xFF
+        out[pos + bth + PSN_AT + 2] = psn & 0xFF
         aeth = int(tinfo[t, T_AETH])
         if aeth >= 0:
             msn = int(seq_msn[i])
-            out[pos + aeth + 1] = (msn >> 16) & 0xFF
-            out[pos + aeth + 2] = (msn >> 8) & 0xFF
-            out[pos + aeth + 3] = msn & 0xFF
+            out[pos + aeth + MSN_AT] = (msn >> 16) & 0xFF
+            out[pos + aeth + MSN_AT + 1] = (msn >> 8) & 0xFF
+            out[pos + aeth + MSN_AT + 2] = msn & 0xFF
         icrc = int(tinfo[t, T_ICRC])
         c = int(tinfo[t, T_CRC]) ^ 0xFFFFFFFF
-        for k in range(bth + 8, icrc):
+        for k in range(bth + PSN_WORD, icrc):
             c = int(crc32t[(c ^ int(out[pos + k])) & 0xFF]) ^ (c >> 8)
         c = c ^ 0xFFFFFFFF
         for k in range(4):
             out[pos + icrc + k] = (c >> (8 * k)) & 0xFF
         if tinfo[t, T_NATIVE]:
             v = int(tinfo[t, T_VCRC]) ^ 0xFFFF
-            for k in range(bth + 8, icrc + 4):
+            for k in range(bth + PSN_WORD, icrc + 4):
                 v = int(crc16t[(v ^ int(out[pos + k])) & 0xFF]) ^ (v >> 8)
             v = v ^ 0xFFFF
             out[pos + icrc + 4] = v & 0xFF
@@ -138,7 +130,7 @@ def _fill(out, tbytes, tinfo, seq_t, seq_psn, seq_msn, seq_ts, erf, crc32t, crc1
         udp = int(tinfo[t, T_UDP])
         if udp >= 0:
             s = int(tinfo[t, T_USUM])
-            k = bth + 8
+            k = bth + PSN_WORD
             while k + 1 < n:
                 s += (int(out[pos + k]) << 8) | int(out[pos + k + 1])
                 k += 2
@@ -149,8 +141,8 @@ def _fill(out, tbytes, tinfo, seq_t, seq_psn, seq_msn, seq_ts, erf, crc32t, crc1
             s = (~s) & 0xFFFF
             if s == 0:
                 s = 0xFFFF
-            out[pos + udp + 6] = (s >> 8) & 0xFF
-            out[pos + udp + 7] = s & 0xFF
+            out[pos + udp + UDP_CSUM_AT] = (s >> 8) & 0xFF
+            out[pos + udp + UDP_CSUM_AT + 1] = s & 0xFF
         pos += n
     return pos
 
@@ -175,24 +167,26 @@ class Templates:
         has_grh = native and data[1] & 3 == 3
         bth = bth_offset(enc, has_grh)
         icrc = len(data) - (6 if native else 4)
-        masked = self._masked_prefix(data, bth + 8)
+        masked = self._masked_prefix(data, bth + PSN_WORD)
         udp = -1
         usum = 0
         if enc.startswith("roce2"):
-            ip = 14
-            udp = ip + (20 if enc == "roce2" else 40)
+            ip = ETHERNET.size
+            udp = ip + (IPV4.size if enc == "roce2" else IPV6.size)
             seg = bytearray(data[udp:])
-            seg[6:8] = b"\0\0"
+            seg[UDP_CSUM_AT:UDP_CSUM_AT + 2] = b"\0\0"
             if enc == "roce2":
-                pseudo = data[ip + 12:ip + 20] + b"\0\x11" + len(seg).to_bytes(2, "big")
+                src = ip + IPV4.by_name["src"].offset
+                pseudo = data[src:src + 8] + b"\0\x11" + len(seg).to_bytes(2, "big")
             else:
-                pseudo = data[ip + 8:ip + 40] + len(seg).to_bytes(4, "big") + b"\0\0\0\x11"
-            usum = _ones_sum(pseudo) + _ones_sum(bytes(seg[:bth + 8 - udp]))
+                src = ip + IPV6.by_name["src"].offset
+                pseudo = data[src:src + 32] + len(seg).to_bytes(4, "big") + b"\0\0\0\x11"
+            usum = _ones_sum(pseudo) + _ones_sum(bytes(seg[:bth + PSN_WORD - udp]))
         off = sum(len(b) for b in self.blobs)
         self.blobs.append(data)
-        self.rows.append([off, len(data), bth, bth + 12 if has_aeth else -1, icrc,
+        self.rows.append([off, len(data), bth, bth + BTH.size if has_aeth else -1, icrc,
                           int(native), udp, cap, zlib.crc32(masked),
-                          crc.crc16(data[:bth + 8]) if native else 0, usum])
+                          crc.crc16(data[:bth + PSN_WORD]) if native else 0, usum])
         return len(self.rows) - 1
 
     def _masked_prefix(self, data: bytes, end: int) -> bytes:
@@ -200,9 +194,9 @@ class Templates:
         if self.fabric.native:
             return crc.icrc_input_native(data, end, data[1] & 3 == 3)
         if enc == "roce1":
-            return crc.icrc_input_roce1(data[14:end])
-        udp = 14 + (20 if enc == "roce2" else 40)
-        return crc.icrc_input_roce2(data[14:udp], data[udp:end])
+            return crc.icrc_input_roce1(data[ETHERNET.size:end])
+        udp = ETHERNET.size + (IPV4.size if enc == "roce2" else IPV6.size)
+        return crc.icrc_input_roce2(data[ETHERNET.size:udp], data[udp:end])
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         tb = np.frombuffer(b"".join(self.blobs), dtype=np.uint8)
