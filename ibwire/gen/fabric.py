@@ -19,7 +19,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
-from ibwire import crc
+from ibwire.decode import decode
 from ibwire.encode import encode
 from ibwire.fields import Header
 from ibwire.headers.carriers import ETHERNET, IPV4, IPV6, UDP
@@ -143,24 +143,14 @@ class Fabric:
         RoCEv2: IP ECN = CE (IPv4 header checksum updated; the ICRC masks both).
         Native and RoCEv1: BTH FECN (masked by the ICRC; natively the VCRC is
         recomputed, as every hop does)."""
-        buf = bytearray(data)
+        pkt = decode(data, "ib" if self.native else "eth")
         if self.encap == "roce2":
-            ip = ETHERNET.size
-            buf[ip + 1] |= ECN_CE
-            buf[ip + 10:ip + 12] = b"\0\0"
-            total = sum(int.from_bytes(buf[i:i + 2], "big") for i in range(ip, ip + 20, 2))
-            while total >> 16:
-                total = (total & 0xFFFF) + (total >> 16)
-            buf[ip + 10:ip + 12] = (~total & 0xFFFF).to_bytes(2, "big")
-            return bytes(buf)
-        if self.encap == "roce2-v6":
-            buf[ETHERNET.size + 1] |= ECN_CE << 4
-            return bytes(buf)
-        has_grh = self.encap == "roce1" or (self.native and buf[1] & 3 == 3)
-        buf[bth_offset(self.encap, has_grh) + 4] |= 0x80
-        if self.native:
-            buf[-2:] = crc.vcrc_wire(bytes(buf[:-2]))
-        return bytes(buf)
+            pkt.layer("ip").values["ecn"] = ECN_CE
+        elif self.encap == "roce2-v6":
+            pkt.layer("ipv6").values["tclass"] |= ECN_CE
+        else:
+            pkt.layer("bth").values["fecn"] = 1
+        return encode(pkt, fill=True)   # IP checksum and VCRC follow; the ICRC masks both
 
     def describe(self) -> dict[str, Any]:
         return {"encap": self.encap, "hosts": [h.describe() for h in self.hosts]}
