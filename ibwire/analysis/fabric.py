@@ -1,0 +1,52 @@
+"""Build the fabric view from capture files: `build_fabric(paths) -> Fabric`.
+
+Order matters only for identities: SMP NodeInfo responses (by directed route and
+by LID) name the nodes first, then every SMP attribute, SA record, PMA counter
+read and trap is attached to the node or port it belongs to, then links are drawn
+from the directed routes and LinkRecords. See docs/fabric.md for the rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ibwire.analysis import fabric_gsi, fabric_perf, fabric_smp
+from ibwire.analysis.fabric_mads import Exchange, Mad, pair, read_mads
+from ibwire.analysis.fabric_model import Fabric
+
+
+def fabric_from_mads(mads: Iterable[Mad]) -> Fabric:
+    mads = list(mads)
+    exchanges: list[Exchange] = pair(mads)
+    fab = Fabric(mads=len(mads))
+    view = fabric_smp.SmpView(fab)
+    view.identify(exchanges)
+    view.apply(exchanges)
+    fabric_gsi.apply_sa(fab, exchanges)
+    fabric_smp.add_links(fab, view.links() + fabric_gsi.link_records(fab, exchanges))
+    fabric_perf.apply_perf(fab, exchanges)
+    fabric_gsi.apply_traps(fab, exchanges)
+    fabric_smp.missing_responses(fab, exchanges)
+    _unlinked(fab)
+    return fab
+
+
+def build_fabric(paths: Iterable[str]) -> Fabric:
+    """The fabric view of one or more captures (each file's directed routes start at
+    the port it was captured on)."""
+    return fabric_from_mads(read_mads(list(paths)))
+
+
+def _unlinked(fab: Fabric) -> None:
+    """Active external ports whose peer the capture does not show."""
+    linked = {end for link in fab.links for end in (link.a, link.b)}
+    n = 0
+    for node in fab.nodes.values():
+        for num, port in node.ports.items():
+            if num == 0 and node.is_switch:
+                continue
+            if port.state is not None and not port.down and \
+                    not any(e.guid == node.guid and e.port == num for e in linked):
+                n += 1
+    if n:
+        fab.missing.append(f"{n} port(s) are up but their peer is not in the capture")
