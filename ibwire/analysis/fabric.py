@@ -24,6 +24,7 @@ def fabric_from_mads(mads: Iterable[Mad]) -> Fabric:
     view.apply(exchanges)
     fabric_gsi.apply_sa(fab, exchanges)
     fabric_smp.add_links(fab, view.links() + fabric_gsi.link_records(fab, exchanges))
+    _stale(fab)
     fabric_perf.apply_perf(fab, exchanges)
     fabric_gsi.apply_traps(fab, exchanges)
     fabric_smp.missing_responses(fab, exchanges)
@@ -50,3 +51,23 @@ def _unlinked(fab: Fabric) -> None:
                 n += 1
     if n:
         fab.missing.append(f"{n} port(s) are up but their peer is not in the capture")
+
+
+def _stale(fab: Fabric) -> None:
+    """A link whose end a later PortInfo shows Down is history, not the fabric."""
+    keep = []
+    for link in fab.links:
+        last = max(link.frames)
+        gone = None
+        for end in (link.a, link.b):
+            node = fab.nodes.get(end.guid)
+            port = node.ports.get(end.port) if node is not None else None
+            if port is not None and port.down and port.frame is not None and port.frame > last:
+                gone = (end, port.frame)
+        if gone is None:
+            keep.append(link)
+        else:
+            fab.missing.append(f"link 0x{link.a.guid:016x}/{link.a.port} - "
+                               f"0x{link.b.guid:016x}/{link.b.port} seen until frame {last} "
+                               f"went Down (frame {gone[1]}); not drawn")
+    fab.links = keep

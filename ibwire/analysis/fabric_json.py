@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ibwire.analysis import fabric_names as fn
-from ibwire.analysis.fabric_perf import flags, series
 from ibwire.analysis.fabric_model import Fabric, Link, Node, Port
+from ibwire.analysis.fabric_perf import flags, series
 from ibwire.mad.names import MTUS, SM_STATES, VL_CAPS
 
 SCHEMA_VERSION = 1

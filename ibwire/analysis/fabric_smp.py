@@ -184,7 +184,7 @@ class SmpView:
                 continue
             far_port = next(iter(entered))
             out.append((End(near.guid, path[-1]), End(next(iter(guids)), far_port),
-                        self.route_frames[(origin, path)][0]))
+                        max(self.route_frames[(origin, path)])))
         return out
 
 

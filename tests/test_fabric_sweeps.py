@@ -1,0 +1,148 @@
+"""Directed-route reconstruction on generated sweeps of other topologies (ports
+down, nodes reached by several routes, parallel links), and partial captures:
+what can be known is known, what is missing is said, and no link is ever wrong."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from mad_helpers import MAD_DIR, need_shared
+
+import ibwire
+from ibwire.analysis.fabric import build_fabric
+from ibwire.analysis.fabric_json import fabric_dict
+from ibwire.gen.sweep import CA, SWITCH, Topology, fat_tree, ring, sweep
+
+IB = 247    # LINKTYPE_INFINIBAND
+
+
+def _links(fab) -> set[frozenset]:
+    return {frozenset({(lk.a.guid, lk.a.port), (lk.b.guid, lk.b.port)}) for lk in fab.links}
+
+
+def _origin(topo: Topology) -> int:
+    return next(g for g, n in topo.nodes.items() if n.kind == CA)
+
+
+def _build(tmp_path: Path, packets: list, name: str = "s.pcap"):
+    path = tmp_path / name
+    ibwire.write(path, packets, linktype=IB)
+    return build_fabric([str(path)])
+
+
+TOPOLOGIES = {"fat_tree": fat_tree, "fat_tree_wide": lambda: fat_tree(3, 4, 3, 10),
+              "ring": ring, "ring_big": lambda: ring(6, 4, seed=3)}
+
+
+@pytest.mark.parametrize("name", sorted(TOPOLOGIES))
+@pytest.mark.parametrize("local", [True, False], ids=["with_hop0", "wire_only"])
+def test_sweep_reconstructs_topology(tmp_path: Path, name: str, local: bool) -> None:
+    topo = TOPOLOGIES[name]()
+    origin = _origin(topo)
+    fab = _build(tmp_path, sweep(topo, origin, 1, include_local=local))
+    assert set(fab.nodes) == set(topo.nodes)
+    assert _links(fab) == topo.link_set()
+    assert not fab.missing
+    for guid, t in topo.nodes.items():
+        node = fab.nodes[guid]
+        if guid == origin and not local:
+            # Its own NodeDescription (hop count 0) never reaches the wire.
+            assert node.description is None
+            continue
+        assert node.description == t.desc and node.num_ports == t.nports
+        for port, lid in t.lids.items():
+            assert fab.lids[lid].guid == guid
+            assert fab.lids[lid].port == port
+        if t.kind == SWITCH:
+            for p in range(1, t.nports + 1):
+                up = topo.active(guid, p)
+                assert node.ports[p].down == (not up)
+                if (guid, p) in topo.down:
+                    assert node.ports[p].phys_state == 3      # Disabled
+    d = fabric_dict(fab)
+    assert {(lk["width"], lk["speed"]) for lk in d["links"]} == {("4X", "25.78125 Gbps")}
+
+
+def test_ring_has_nodes_reached_by_several_routes(tmp_path: Path) -> None:
+    topo = ring()
+    fab = _build(tmp_path, sweep(topo, _origin(topo), 1))
+    several = [n for n in fab.nodes.values() if len(n.routes) > 1]
+    assert several            # switches and dual-ported CAs answer on more than one route
+    sw = [n for n in topo.nodes.values() if n.kind == SWITCH]
+    # Parallel cables between the first two switches are two links.
+    between = [lk for lk in _links(fab) if {g for g, _ in lk} == {sw[0].guid, sw[1].guid}]
+    assert len(between) == 2
+
+
+def _drop(packets: list, rng: random.Random, p: float) -> list:
+    return [pk for pk in packets if rng.random() >= p]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dropped_packets_never_give_a_wrong_link(tmp_path: Path, seed: int) -> None:
+    topo = ring(5, 3, seed=seed) if seed % 2 else fat_tree()
+    packets = sweep(topo, _origin(topo), 1, include_local=bool(seed % 3))
+    rng = random.Random(seed)
+    kept = _drop(packets, rng, 0.3)
+    fab = _build(tmp_path, kept)
+    assert _links(fab) <= topo.link_set()
+    assert set(fab.nodes) <= set(topo.nodes)
+    assert fab.missing                      # it says what it could not see
+    assert any("without a response" in m or "without their request" in m
+               for m in fab.missing)
+
+
+def test_requests_only_give_no_topology(tmp_path: Path) -> None:
+    topo = fat_tree()
+    packets = sweep(topo, _origin(topo), 1)
+    requests = [pk for pk in packets if not ibwire.decode(pk, IB)["infiniband.mad.method"] & 0x80]
+    fab = _build(tmp_path, requests)
+    assert not fab.nodes and not fab.links
+    assert any("NodeInfo request(s) without a response" in m for m in fab.missing)
+
+
+def test_responses_only_are_enough(tmp_path: Path) -> None:
+    """A response carries its route: the walk is complete without the requests."""
+    topo = ring()
+    packets = sweep(topo, _origin(topo), 1)
+    responses = [pk for pk in packets if ibwire.decode(pk, IB)["infiniband.mad.method"] & 0x80]
+    fab = _build(tmp_path, responses)
+    assert _links(fab) == topo.link_set()
+
+
+def test_changed_fabric_conflict_draws_no_link(tmp_path: Path) -> None:
+    """Two sweeps in one capture, a host moved to another leaf port between them:
+    the routes that now reach another node are reported and draw no link."""
+    before = fat_tree()
+    after = fat_tree()
+    hosts = [n for n in after.nodes.values() if n.kind == CA]
+    moved = hosts[-1]
+    leaf_end = after.peer.pop((moved.guid, 1))
+    after.peer.pop(leaf_end)
+    other = hosts[1]              # hosts[0] sweeps
+    leaf_other = after.peer.pop((other.guid, 1))
+    after.peer.pop(leaf_other)
+    after.cable(moved, 1, after.nodes[leaf_other[0]], leaf_other[1])
+    origin = _origin(before)
+    fab = _build(tmp_path, sweep(before, origin, 1) + sweep(after, origin, 1))
+    links = _links(fab)
+    assert links <= before.link_set() | after.link_set()
+    assert any("different nodes" in m for m in fab.missing)
+    assert not any((moved.guid, 1) in lk for lk in links)
+
+
+def test_real_capture_with_dropped_packets(tmp_path: Path) -> None:
+    need_shared()
+    full = build_fabric([str(MAD_DIR / "ibnetdiscover.pcap")])
+    truth = _links(full)
+    pkts = list(ibwire.read(MAD_DIR / "ibnetdiscover.pcap"))
+    for seed in range(3):
+        kept = _drop(pkts, random.Random(seed), 0.25)
+        path = tmp_path / f"part{seed}.pcap"
+        ibwire.write(path, kept)
+        fab = build_fabric([str(path)])
+        assert _links(fab) <= truth
+        assert len(_links(fab)) < len(truth)
+        assert fab.missing
