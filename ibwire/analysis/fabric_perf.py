@@ -95,26 +95,34 @@ def series(reads: list[CounterRead]) -> list[dict[str, Any]]:
     return out
 
 
+STRENGTH = {"nonzero": 0, "rising": 1, "saturated": 2}
+
+
 def flags(reads: list[CounterRead]) -> list[dict[str, Any]]:
-    """What the watched counters say: `rising` between two reads, `nonzero` in a
-    single read (counted since the last reset), `saturated` at the maximum."""
-    out: list[dict[str, Any]] = []
-    seen: set[tuple[str, str]] = set()
+    """What the watched counters say, one entry per counter: `rising` between two
+    reads (first frame it rose, total rise), `nonzero` when no two reads compare
+    (counted since the last reset), `saturated` at the maximum."""
+    found: dict[str, dict[str, Any]] = {}
     for entry in series(reads):
         for name, meaning in WATCH.items():
             if name not in entry["values"]:
                 continue
             delta = (entry.get("delta") or {}).get(name)
             how = None
-            if delta is not None and delta > 0:
-                how = "rising"
-            elif delta is None and entry["values"][name] > 0:
-                how = "nonzero"
             if name in entry["saturated"]:
                 how = "saturated"
-            if how and (name, how) not in seen:
-                seen.add((name, how))
-                out.append({"counter": name, "meaning": meaning, "how": how,
-                            "frame": entry["frame"], "value": entry["values"][name],
-                            "delta": delta})
-    return out
+            elif delta is not None and delta > 0:
+                how = "rising"
+            elif delta is None and not entry["reset"] and entry["values"][name] > 0:
+                how = "nonzero"
+            if how is None:
+                continue
+            old = found.get(name)
+            if old is None or STRENGTH[how] > STRENGTH[old["how"]]:
+                found[name] = {"counter": name, "meaning": meaning, "how": how,
+                               "frame": entry["frame"], "value": entry["values"][name],
+                               "rise": 0}
+            if how == "rising":
+                found[name]["rise"] += delta
+                found[name]["value"] = entry["values"][name]
+    return [found[n] for n in WATCH if n in found]

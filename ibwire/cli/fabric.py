@@ -13,11 +13,12 @@ import argparse
 import json
 from typing import Any
 
+import ibwire.analysis.fabric_fields  # noqa: F401 - registers the per-packet fields
 from ibwire.capture import CaptureError
 from ibwire.cli.fields_out import UsageError
 from ibwire.cli.output import Output, error
 
-USAGE = "ibwire fabric [--topology|--links|--counters|-T json] FILE..."
+USAGE = "ibwire fabric [--topology|--links|--counters|--resolve|-T json] FILE..."
 
 
 def add_parser(sub: Any) -> None:
@@ -34,6 +35,10 @@ def add_parser(sub: Any) -> None:
                       help="print every port and its peer as iblinkinfo does")
     view.add_argument("--counters", action="store_true",
                       help="print every port counter read as perfquery does")
+    view.add_argument("--resolve", action="store_true",
+                      help="print, per frame of the first FILE, the node and port behind "
+                           "its LIDs and directed route (ibwire.lid.*, ibwire.dr.* fields), "
+                           "resolved from the fabric view of all FILEs")
     p.add_argument("-T", dest="fmt", choices=["text", "json"], default="text",
                    help="output format: text (default) or json (all of the view)")
     p.add_argument("--no-color", dest="color", action="store_false", default=None,
@@ -59,6 +64,10 @@ def run(args: argparse.Namespace, out: Output) -> int:
         out.write(fabric_text.links(fab))
     elif args.counters:
         out.write(fabric_text.counters(fab))
+    elif args.resolve:
+        from ibwire.analysis.fabric_fields import frame_values, show
+        for frame, vals in sorted(frame_values(args.files[0], fabric=fab).items()):
+            out.line(f"{frame}\t" + "\t".join(f"{k}={show(v, k)}" for k, v in vals.items()))
     else:
         from ibwire.cli.fabric_tables import summary
         summary(fab, out)

@@ -1,0 +1,149 @@
+"""Counters over time (deltas, rates, resets, flags), subnet manager state over time,
+traps, the counters plot and the per-packet name-resolution fields - on generated
+management traffic (`ibwire.gen.mgmt_events`) and the real MAD captures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mad_helpers import MAD_DIR, need_shared
+
+import ibwire
+from ibwire.analysis.fabric import build_fabric
+from ibwire.analysis.fabric_fields import FIELD_NAMES, frame_values
+from ibwire.analysis.fabric_json import fabric_dict
+from ibwire.cli.main import main
+from ibwire.fields import REGISTRY
+from ibwire.gen.mgmt_events import Script, events, polled_ports
+from ibwire.gen.sweep import CA, fat_tree, sweep
+from ibwire.plots.counters import plot_counters
+
+IB = 247
+STEP_NS = 1_000_000
+
+
+def _capture(tmp_path: Path, **script) -> tuple[Path, dict, list]:
+    topo = fat_tree()
+    ports = polled_ports(topo)
+    origin = next(g for g, n in topo.nodes.items() if n.kind == CA)
+    s = Script(congested={ports[0]}, bad_cable={ports[1]}, trap_lids=[ports[2][0]],
+               sm_lid=topo.nodes[origin].lids[1], **script)
+    path = tmp_path / "events.pcap"
+    ibwire.write(path, sweep(topo, origin) + events(topo, s), linktype=IB, step_ns=STEP_NS)
+    return path, {"topo": topo, "script": s}, ports
+
+
+def _port(d: dict, key: tuple[int, int]) -> dict:
+    return next(c for c in d["counters"] if (c["lid"], c["port"]) == key)
+
+
+def test_counter_series_deltas_rates_resets(tmp_path: Path) -> None:
+    path, _, ports = _capture(tmp_path)
+    d = fabric_dict(build_fabric([str(path)]))
+    quiet = _port(d, ports[2])
+    reads = quiet["reads"]
+    assert [r["reset"] for r in reads] == [False, False, False, True, False, False]
+    # Every read adds 1000 packets; after the reset the count starts again from 0.
+    assert [r["values"]["port_xmit_pkts"] for r in reads] == [1000, 2000, 3000, 0, 1000, 2000]
+    assert [r.get("delta", {}).get("port_xmit_pkts") for r in reads] == \
+        [None, 1000, 1000, None, 1000, 1000]
+    for prev, r in zip(reads, reads[1:]):
+        if "delta" in r:        # against the read before (the reset read after a reset)
+            assert r["rate"]["port_xmit_pkts"] == pytest.approx(1000 / (r["ts"] - prev["ts"]))
+    assert quiet["flags"] == []
+    assert quiet["description"] == "spine1"           # port 3 of spine1: the third leaf
+
+
+def test_flags_congestion_and_cable(tmp_path: Path) -> None:
+    path, _, ports = _capture(tmp_path)
+    d = fabric_dict(build_fabric([str(path)]))
+    congested = {f["counter"]: f for f in _port(d, ports[0])["flags"]}
+    assert set(congested) == {"port_xmit_wait"}
+    assert congested["port_xmit_wait"]["how"] == "rising"
+    assert congested["port_xmit_wait"]["meaning"] == "congestion"
+    # Rises: 500 -> 1000 -> 1500, reset to 0, then 500 and 1000 (counted from the reset).
+    assert congested["port_xmit_wait"]["rise"] == 500 * 4
+    cable = {f["counter"]: f for f in _port(d, ports[1])["flags"]}
+    assert set(cable) == {"symbol_error_counter", "link_error_recovery_counter"}
+    assert {f["meaning"] for f in cable.values()} == {"cable"}
+
+
+def test_sm_state_over_time_and_traps(tmp_path: Path) -> None:
+    path, truth, ports = _capture(tmp_path)
+    d = fabric_dict(build_fabric([str(path)]))
+    (sm,) = d["sm"]
+    assert sm["guid"] == f"0x{truth['script'].sm_guid:016x}"
+    assert [h["state"] for h in sm["history"]] == ["Standby", "Master"]
+    assert sm["state"] == "Master" and sm["priority"] == 14
+    (trap,) = d["traps"]
+    assert (trap["number"], trap["name"], trap["issuer_lid"]) == \
+        (128, "link state changed", ports[2][0])
+    assert trap["details"] == {"lid_addr": ports[2][0]} and trap["repressed"]
+
+
+def test_plot_counters_png_and_svg(tmp_path: Path) -> None:
+    path, _, ports = _capture(tmp_path)
+    pngs = plot_counters(str(path), str(tmp_path / "c"), "png")
+    n_pages = -(-len(ports) // 8)
+    assert len(pngs) == n_pages
+    assert all(Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    svgs = plot_counters(str(path), str(tmp_path / "c.svg"), "svg")
+    assert svgs[0] == str(tmp_path / "c.svg")
+    text = Path(svgs[0]).read_text()
+    assert text.lstrip().startswith("<?xml") and "<svg" in text
+    with pytest.raises(ValueError):
+        plot_counters(str(path), str(tmp_path / "c"), "gif")
+
+
+def test_plot_counters_nothing_to_plot(tmp_path: Path) -> None:
+    topo = fat_tree()
+    origin = next(g for g, n in topo.nodes.items() if n.kind == CA)
+    path = tmp_path / "sweep.pcap"
+    ibwire.write(path, sweep(topo, origin), linktype=IB)
+    assert plot_counters(str(path), str(tmp_path / "none"), "png") == []
+    assert not list(tmp_path.glob("none*"))
+
+
+def test_plot_counters_real_perfquery(tmp_path: Path) -> None:
+    need_shared()
+    (out,) = plot_counters(str(MAD_DIR / "perfquery-reset.pcap"), str(tmp_path / "p"), "png")
+    assert Path(out).stat().st_size > 1000
+
+
+def test_fields_are_registered() -> None:
+    for name in FIELD_NAMES:
+        assert name in REGISTRY
+
+
+def test_lid_resolution_from_another_capture() -> None:
+    """perfquery ran on LID 12; ibnetdiscover's sweep says who that is."""
+    need_shared()
+    vals = frame_values(str(MAD_DIR / "perfquery.pcap"), also=[str(MAD_DIR /
+                                                                   "ibnetdiscover.pcap")])
+    assert set(vals) == {1, 2, 3, 4}
+    assert vals[4]["ibwire.lid.src_node_description"] == "node05 HCA-1"
+    assert vals[4]["ibwire.lid.src_node_guid"] == 0x0002C90300A10009
+    alone = frame_values(str(MAD_DIR / "perfquery.pcap"))
+    assert alone == {}                           # nothing in it names LID 12
+
+
+def test_dr_route_resolution_matches_node_description() -> None:
+    need_shared()
+    path = str(MAD_DIR / "ibnetdiscover.pcap")
+    vals = frame_values(path)
+    checked = 0
+    for n, pkt in enumerate(ibwire.read(path), start=1):
+        desc = pkt.get("infiniband.nodedescription.nodestring")
+        if desc is None or not pkt["infiniband.mad.method"] & 0x80:
+            continue
+        assert vals[n]["ibwire.dr.node_description"] == desc.rstrip(b"\0").decode()
+        checked += 1
+    assert checked == 18
+
+
+def test_cli_resolve(capsys: pytest.CaptureFixture[str]) -> None:
+    need_shared()
+    assert main(["fabric", "--resolve", str(MAD_DIR / "smpquery-nodedesc.pcap")]) == 0
+    out = capsys.readouterr().out
+    assert "ibwire.lid.dst_node_description=spine1" in out
