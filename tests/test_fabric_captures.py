@@ -6,16 +6,25 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
+import jsonschema
 import pytest
 from fabric_helpers import parse_topology, topology_links
 from mad_helpers import MAD_DIR, need_shared
-from test_mad_tools import dotted, tool
+from test_mad_tools import tool
 
 from ibwire.analysis import fabric_text
 from ibwire.analysis.fabric import build_fabric
 from ibwire.analysis.fabric_json import fabric_dict
 from ibwire.cli.main import main
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "docs" / "schemas" /
+                     "fabric.schema.json").read_text())
+
+
+def validate(doc: dict) -> None:
+    jsonschema.validate(doc, SCHEMA, cls=jsonschema.Draft202012Validator)
 
 
 def _fabric(*names: str):
@@ -93,11 +102,6 @@ def test_routes_from_lfts_reach_every_lid() -> None:
             assert len(hops) <= 4          # CA, leaf, spine, leaf in a two-level tree
 
 
-def _perf_values(name: str, attribute: str) -> dict[str, int]:
-    text = tool(name)
-    return {k: int(v, 0) for k, v in dotted(text).items()}
-
-
 @pytest.mark.parametrize("name,kind", [("perfquery", "PortCounters"),
                                        ("perfquery-ext", "PortCountersExtended"),
                                        ("perfquery-reset", "PortCounters")])
@@ -149,6 +153,7 @@ def test_cli_json_schema_shape(capsys: pytest.CaptureFixture[str]) -> None:
     need_shared()
     assert main(["fabric", "-T", "json", str(MAD_DIR / "ibnetdiscover.pcap")]) == 0
     d = json.loads(capsys.readouterr().out)
+    validate(d)
     assert len(d["nodes"]) == 18 and len(d["links"]) == 22
     assert all(re.fullmatch(r"0x[0-9a-f]{16}", n["guid"]) for n in d["nodes"])
     link = d["links"][0]
@@ -167,3 +172,11 @@ def test_cli_views(capsys: pytest.CaptureFixture[str]) -> None:
                      r'"node01 HCA-1" \( \)', out)
     assert main(["fabric", cap]) == 0
     assert "18 nodes, 22 links" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("names", [("opensm-sweep",), ("perfquery-reset", "perfquery-ext"),
+                                   ("sminfo", "ibroute", "saquery-nr", "saquery-pir")])
+def test_json_matches_schema(names: tuple[str, ...]) -> None:
+    validate(json.loads(json.dumps(fabric_dict(_fabric(*names)))))
+    with pytest.raises(jsonschema.ValidationError):      # the schema does constrain
+        validate({**fabric_dict(_fabric(*names)), "nodes": [{"guid": "2c9"}]})

@@ -4,10 +4,12 @@ management traffic (`ibwire.gen.mgmt_events`) and the real MAD captures."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from mad_helpers import MAD_DIR, need_shared
+from test_fabric_captures import validate
 
 import ibwire
 from ibwire.analysis.fabric import build_fabric
@@ -76,6 +78,7 @@ def test_sm_state_over_time_and_traps(tmp_path: Path) -> None:
     assert sm["guid"] == f"0x{truth['script'].sm_guid:016x}"
     assert [h["state"] for h in sm["history"]] == ["Standby", "Master"]
     assert sm["state"] == "Master" and sm["priority"] == 14
+    validate(json.loads(json.dumps(d)))
     (trap,) = d["traps"]
     assert (trap["number"], trap["name"], trap["issuer_lid"]) == \
         (128, "link state changed", ports[2][0])

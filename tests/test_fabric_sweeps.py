@@ -146,3 +146,67 @@ def test_real_capture_with_dropped_packets(tmp_path: Path) -> None:
         assert _links(fab) <= truth
         assert len(_links(fab)) < len(truth)
         assert fab.missing
+
+
+@pytest.mark.parametrize("name", ["fat_tree", "ring"])
+def test_tables_partitions_qos_and_routes(tmp_path: Path, name: str) -> None:
+    from ibwire.analysis.fabric_attrs import route
+    from ibwire.gen import sweep_tables as st
+    topo = TOPOLOGIES[name]()
+    fab = _build(tmp_path, sweep(topo, _origin(topo), 1, qos=True))
+    assert _links(fab) == topo.link_set() and not fab.missing
+    checked = 0
+    for guid, t in topo.nodes.items():
+        node = fab.nodes[guid]
+        if t.kind == SWITCH:
+            active = [p for p in range(1, t.nports + 1) if topo.active(guid, p)]
+            for p in active:
+                port = node.ports[p]
+                assert [port.pkeys[0], port.pkeys[1]] == st.pkeys(p)
+                assert port.sl2vl == {active[0]: {sl: st.sl2vl(active[0], p, sl)
+                                                  for sl in range(16)}}
+                assert port.vlarb["low"][:32] == [st.vlarb(1, i) for i in range(32)]
+                assert port.vlarb["high"][:32] == [st.vlarb(3, i) for i in range(32)]
+                checked += 1
+            want = topo.lft(guid)
+            assert {lid: port for lid, port in node.lft.items() if port != st.UNROUTED} == want
+            assert node.mft[st.MCAST_BASE] == st.mft_mask(topo, t)
+        else:
+            entered = next(p for p in node.ports if node.ports[p].pkeys)
+            assert node.ports[entered].pkeys[1] == st.pkeys(entered)[1]
+    assert checked
+    # The LFTs imply a route between every pair of CA LIDs, ending at the destination.
+    ca_lids = [lid for t in topo.nodes.values() if t.kind == CA for lid in t.lids.values()
+               if lid in fab.lids]
+    for src in ca_lids:
+        for dst in ca_lids:
+            if src == dst:
+                continue
+            hops = route(fab, src, dst)
+            assert hops is not None, (src, dst)
+            last = hops[-1]
+            assert fab.peer(last.guid, last.port) == fab.lids[dst]
+
+
+@pytest.mark.parametrize("name", ["fat_tree", "ring"])
+def test_lid_routed_queries_and_sa_link_records(tmp_path: Path, name: str) -> None:
+    """No directed route at all: LIDs name the nodes, the SA's LinkRecords the links."""
+    from ibwire.gen.mgmt_events import sa_view
+    topo = TOPOLOGIES[name]()
+    fab = _build(tmp_path, sa_view(topo, sm_lid=1))
+    assert set(fab.nodes) == set(topo.nodes)
+    assert _links(fab) == topo.link_set()
+    assert {n.description for n in fab.nodes.values()} == {t.desc for t in topo.nodes.values()}
+    # Dropping the NodeInfo of one LID drops exactly the links of that port.
+    packets = sa_view(topo, sm_lid=1)
+    victim = next(t for t in topo.nodes.values() if t.kind == CA)
+    lid = victim.lids[1]
+    kept = [pk for pk in packets
+            if not (ibwire.decode(pk, IB)["infiniband.lrh.slid"] == lid and
+                    ibwire.decode(pk, IB)["infiniband.mad.attributeid"] == 0x0011)]
+    part = _build(tmp_path, kept, "part.pcap")
+    assert _links(part) == {lk for lk in topo.link_set() if (victim.guid, 1) not in lk}
+    assert victim.guid not in part.nodes
+    assert any("NodeDescription response(s) from a node the capture does not identify" in m
+               for m in part.missing)
+    assert any("2 SA LinkRecord(s) name LIDs no captured node owns" in m for m in part.missing)

@@ -74,6 +74,7 @@ def apply_sa(fab: Fabric, exchanges: list[Exchange]) -> None:
 def link_records(fab: Fabric, exchanges: list[Exchange]) -> list[tuple[End, End, int]]:
     """LinkRecords (FromLID/FromPort -> ToLID/ToPort) whose LIDs both resolve."""
     out = []
+    unresolved = 0
     for ex in exchanges:
         mad = ex.response
         if mad is None or mad.mgmt_class != SA_CLASS or mad.status != 0:
@@ -84,6 +85,11 @@ def link_records(fab: Fabric, exchanges: list[Exchange]) -> list[tuple[End, End,
             a, b = fab.owner(v["from_lid"]), fab.owner(v["to_lid"])
             if a is not None and b is not None:
                 out.append((End(a.guid, v["from_port"]), End(b.guid, v["to_port"]), mad.frame))
+            else:
+                unresolved += 1
+    if unresolved:
+        fab.missing.append(f"{unresolved} SA LinkRecord(s) name LIDs no captured node owns; "
+                           "no link is drawn from them")
     return out
 
 

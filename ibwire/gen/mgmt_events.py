@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ibwire.gen.sweep import SWITCH, Topology
-from ibwire.mad.build import build_mad, mad_packet
+from ibwire.mad.build import build_mad, mad_packet, sa_mad
 
 PERF, SMP_LID = 0x04, 0x01
 PRODUCER_SWITCH = 2
@@ -103,4 +103,34 @@ def events(topo: Topology, script: Script) -> list[bytes]:
                                 trap_number_device_id=TRAP_LINK_STATE, issuer_lid=lid,
                                 lid_addr=lid)
             poll.packets.append(mad_packet(repress, slid=script.sm_lid, dlid=lid))
+    return poll.packets
+
+
+def sa_view(topo: Topology, sm_lid: int, per_mad: int = 25) -> list[bytes]:
+    """What a LID-routed tool and the SA tell without any directed route: NodeInfo and
+    NodeDescription of every LID (smpquery-like), then the SA's LinkRecord table
+    (one record per direction of every active link, `per_mad` records per MAD)."""
+    poll = Poller(sm_lid)
+    for node in topo.nodes.values():
+        for port, lid in node.lids.items():
+            poll.exchange(SMP_LID, "Get", "GetResp", "NodeInfo", lid, resp_fields=dict(
+                node_type=node.kind, num_ports=node.nports, system_image_guid=node.guid,
+                node_guid=node.guid, port_guid=node.port_guid(port),
+                local_port_num=port if node.kind != SWITCH else 0, vendor_id=0x02C9))
+            poll.exchange(SMP_LID, "Get", "GetResp", "NodeDescription", lid,
+                          resp_fields=dict(node_string=node.desc.encode().ljust(64, b"\0")))
+    records = []
+    for (guid, port), (peer, peer_port) in sorted(topo.peer.items()):
+        if not topo.active(guid, port):
+            continue
+        a, b = topo.nodes[guid], topo.nodes[peer]
+        records.append(dict(from_lid=a.lids[0 if a.kind == SWITCH else port], from_port=port,
+                            to_port=peer_port, to_lid=b.lids[0 if b.kind == SWITCH else peer_port]))
+    for i in range(0, len(records), per_mad):
+        poll.tid += 1
+        query = sa_mad("GetTable", "LinkRecord", transaction_id=poll.tid)
+        poll.packets.append(mad_packet(query, slid=sm_lid, dlid=sm_lid))
+        answer = sa_mad("GetTableResp", "LinkRecord", records[i:i + per_mad],
+                        transaction_id=poll.tid)
+        poll.packets.append(mad_packet(answer, slid=sm_lid, dlid=sm_lid))
     return poll.packets

@@ -70,6 +70,37 @@ class Topology:
         return {frozenset({a, b}) for a, b in self.peer.items()
                 if self.active(*a)}
 
+    def first_hops(self, sw: int) -> dict[int, int]:
+        """Switch GUID -> the port `sw` leaves by towards it (shortest path over active
+        switch-to-switch links, lowest port first; 0 for `sw` itself)."""
+        first = {sw: 0}
+        queue = deque([sw])
+        while queue:
+            here = queue.popleft()
+            for p in range(1, self.nodes[here].nports + 1):
+                if self.active(here, p):
+                    nxt = self.peer[(here, p)][0]
+                    if nxt not in first and self.nodes[nxt].kind == SWITCH:
+                        first[nxt] = first[here] or p
+                        queue.append(nxt)
+        return first
+
+    def lft(self, sw: int) -> dict[int, int]:
+        """The linear forwarding table a shortest-path SM gives switch `sw`."""
+        hops = self.first_hops(sw)
+        table = {}
+        for node in self.nodes.values():
+            for port, lid in node.lids.items():
+                if node.kind == SWITCH:
+                    target, last = node.guid, 0
+                elif self.active(node.guid, port):
+                    target, last = self.peer[(node.guid, port)]
+                else:
+                    continue
+                if target in hops:
+                    table[lid] = hops[target] if target != sw else last
+        return table
+
     def assign_lids(self) -> None:
         lid = 1
         for node in self.nodes.values():
@@ -141,6 +172,8 @@ def _attr(topo: Topology, node: TNode, attr: str, mod: int, entered: int) -> dic
                     local_port_num=entered, vendor_id=VENDOR)
     if attr == "NodeDescription":
         return dict(node_string=node.desc.encode().ljust(64, b"\0"))
+    if attr in TABLE_ATTRS:
+        return table_fields(topo, node, attr, mod, entered)
     if attr == "SwitchInfo":
         return dict(linear_fdb_cap=0xC000, linear_fdb_top=len(topo.nodes) * 2,
                     default_port=0)
@@ -157,8 +190,8 @@ def _attr(topo: Topology, node: TNode, attr: str, mod: int, entered: int) -> dic
 
 
 class Sweeper:
-    def __init__(self, topo: Topology, origin: int, include_local: bool) -> None:
-        self.topo, self.origin, self.include_local = topo, origin, include_local
+    def __init__(self, topo: Topology, origin: int, include_local: bool, qos: bool) -> None:
+        self.topo, self.origin, self.include_local, self.qos = topo, origin, include_local, qos
         self.tid = 0x0001_0000_0000_1000
         self.packets: list[bytes] = []
 
@@ -207,6 +240,10 @@ class Sweeper:
             else:
                 ports = [sm_port] if not path else []
                 self.smp("PortInfo", path, entered or 0)
+            if self.qos:
+                from ibwire.gen.sweep_tables import queries
+                for attr, mod in queries(topo, node, entered or 0):
+                    self.smp(attr, path, mod)
             for p in ports:
                 if not topo.active(guid, p):
                     continue
@@ -221,8 +258,18 @@ class Sweeper:
         return self.packets
 
 
-def sweep(topo: Topology, origin: int, port: int = 1, include_local: bool = True
-          ) -> list[bytes]:
+def sweep(topo: Topology, origin: int, port: int = 1, include_local: bool = True,
+          qos: bool = False) -> list[bytes]:
     """The native packets (LRH ... VCRC) of a DR sweep from CA `origin`'s `port`;
-    `include_local` keeps the hop-count-0 SMPs a real port would not put on the wire."""
-    return Sweeper(topo, origin, include_local).run(port)
+    `include_local` keeps the hop-count-0 SMPs a real port would not put on the wire;
+    `qos` also reads every node's tables (see `sweep_tables`)."""
+    return Sweeper(topo, origin, include_local, qos).run(port)
+
+
+def table_fields(topo: Topology, node: TNode, attr: str, mod: int, entered: int) -> dict:
+    from ibwire.gen.sweep_tables import fields
+    return fields(topo, node, attr, mod, entered)
+
+
+TABLE_ATTRS = ("P_KeyTable", "SLtoVLMappingTable", "VLArbitrationTable",
+               "LinearForwardingTable", "MulticastForwardingTable")
