@@ -8,7 +8,7 @@ AttributeModifier layouts are the IBA's (14.2.5.7-10, 14.2.5.14-15).
 
 from __future__ import annotations
 
-from ibwire.gen.sweep import SWITCH, TABLE_ATTRS, Topology, TNode
+from ibwire.gen.sweep import SWITCH, TABLE_ATTRS, TNode, Topology
 
 LFT_BLOCK, MFT_BLOCK = 64, 32
 MCAST_BASE = 0xC000
