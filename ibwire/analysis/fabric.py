@@ -35,7 +35,14 @@ def fabric_from_mads(mads: Iterable[Mad]) -> Fabric:
 def build_fabric(paths: Iterable[str]) -> Fabric:
     """The fabric view of one or more captures (each file's directed routes start at
     the port it was captured on)."""
-    return fabric_from_mads(read_mads(list(paths)))
+    rejected: list[tuple[int, int, str]] = []
+    fab = fabric_from_mads(read_mads(list(paths), rejected))
+    if rejected:
+        frames = ", ".join(str(frame) for _, frame, _ in rejected[:10])
+        more = " ..." if len(rejected) > 10 else ""
+        fab.missing.append(f"{len(rejected)} MAD(s) with a bad ICRC/VCRC ignored "
+                           f"(frames {frames}{more})")
+    return fab
 
 
 def _unlinked(fab: Fabric) -> None:
