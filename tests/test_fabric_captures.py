@@ -180,3 +180,20 @@ def test_json_matches_schema(names: tuple[str, ...]) -> None:
     validate(json.loads(json.dumps(fabric_dict(_fabric(*names)))))
     with pytest.raises(jsonschema.ValidationError):      # the schema does constrain
         validate({**fabric_dict(_fabric(*names)), "nodes": [{"guid": "2c9"}]})
+
+
+def test_truncated_capture_gives_what_was_read(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    need_shared()
+    data = (MAD_DIR / "ibnetdiscover.pcap").read_bytes()
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(data[:len(data) // 2 + 7])
+    fab = build_fabric([str(cut)])
+    assert fab.errors and "truncated" in fab.errors[0]
+    full = _fabric("ibnetdiscover")
+    got = {frozenset({(lk.a.guid, lk.a.port), (lk.b.guid, lk.b.port)}) for lk in fab.links}
+    want = {frozenset({(lk.a.guid, lk.a.port), (lk.b.guid, lk.b.port)}) for lk in full.links}
+    assert got and got < want
+    assert main(["fabric", "-T", "json", str(cut)]) == 1
+    out = capsys.readouterr()
+    assert json.loads(out.out)["errors"] and "truncated" in out.err

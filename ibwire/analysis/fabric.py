@@ -34,9 +34,12 @@ def fabric_from_mads(mads: Iterable[Mad]) -> Fabric:
 
 def build_fabric(paths: Iterable[str]) -> Fabric:
     """The fabric view of one or more captures (each file's directed routes start at
-    the port it was captured on)."""
+    the port it was captured on). A file that cannot be read to its end gives what
+    was read before the problem; the problem is in `fab.errors`."""
     rejected: list[tuple[int, int, str]] = []
-    fab = fabric_from_mads(read_mads(list(paths), rejected))
+    errors: list[str] = []
+    fab = fabric_from_mads(read_mads(list(paths), rejected, errors))
+    fab.errors = errors
     if rejected:
         frames = ", ".join(str(frame) for _, frame, _ in rejected[:10])
         more = " ..." if len(rejected) > 10 else ""

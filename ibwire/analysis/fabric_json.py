@@ -144,4 +144,5 @@ def fabric_dict(fab: Fabric) -> dict[str, Any]:
         "lids": {str(lid): {"guid": fn.guid_text(e.guid), "port": e.port}
                  for lid, e in sorted(fab.lids.items())},
         "missing": fab.missing,
+        "errors": fab.errors,
     }

@@ -16,6 +16,7 @@ from typing import Any
 
 import ibwire
 import ibwire.mad  # noqa: F401 - registers the MAD decoder
+from ibwire.capture import CaptureError
 from ibwire.crc import CrcStatus
 from ibwire.mad.header import DR
 from ibwire.packet import Layer, Packet
@@ -99,24 +100,36 @@ def _mad_of(pkt: Packet, frame: int, source: int) -> Mad | None:
     return mad
 
 
-def read_mads(paths: Iterable[str], rejected: list[tuple[int, int, str]] | None = None
-              ) -> Iterator[Mad]:
+def read_mads(paths: Iterable[str], rejected: list[tuple[int, int, str]] | None = None,
+              errors: list[str] | None = None) -> Iterator[Mad]:
     """Every MAD in the capture files, in file order. Packets that are not MADs, or
     whose MAD header could not be decoded, are skipped (the decoder marks them); a
     MAD whose ICRC or VCRC is wrong was corrupted on the way and is not evidence:
-    it is listed in `rejected` as (capture index, frame, reason) instead."""
+    it is listed in `rejected` as (capture index, frame, reason) instead. With
+    `errors`, a capture that cannot be read to its end contributes what was read
+    before the problem, and the problem is appended (else it is raised)."""
     for source, path in enumerate(paths):
-        for n, pkt in enumerate(ibwire.read(path), start=1):
-            mad = _mad_of(pkt, n, source)
-            if mad is None:
-                continue
-            bad = [name for name, st in (("ICRC", pkt.icrc_status), ("VCRC", pkt.vcrc_status))
-                   if st == CrcStatus.BAD]
-            if bad:
-                if rejected is not None:
-                    rejected.append((source, n, f"bad {'/'.join(bad)}"))
-                continue
-            yield mad
+        try:
+            yield from _file_mads(path, source, rejected)
+        except (CaptureError, OSError) as exc:
+            if errors is None:
+                raise
+            errors.append(str(exc))
+
+
+def _file_mads(path: str, source: int, rejected: list[tuple[int, int, str]] | None
+               ) -> Iterator[Mad]:
+    for n, pkt in enumerate(ibwire.read(path), start=1):
+        mad = _mad_of(pkt, n, source)
+        if mad is None:
+            continue
+        bad = [name for name, st in (("ICRC", pkt.icrc_status), ("VCRC", pkt.vcrc_status))
+               if st == CrcStatus.BAD]
+        if bad:
+            if rejected is not None:
+                rejected.append((source, n, f"bad {'/'.join(bad)}"))
+            continue
+        yield mad
 
 
 @dataclass

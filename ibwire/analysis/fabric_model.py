@@ -161,6 +161,7 @@ class Fabric:
     traps: list[Trap] = field(default_factory=list)
     lids: dict[int, End] = field(default_factory=dict)   # LID -> (node GUID, port)
     missing: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)      # captures not read to their end
     mads: int = 0
 
     def node(self, guid: int) -> Node:

@@ -14,7 +14,6 @@ import json
 from typing import Any
 
 import ibwire.analysis.fabric_fields  # noqa: F401 - registers the per-packet fields
-from ibwire.capture import CaptureError
 from ibwire.cli.fields_out import UsageError
 from ibwire.cli.output import Output, error
 
@@ -51,11 +50,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     from ibwire.analysis.fabric_json import fabric_dict
     if not args.files:
         raise UsageError("no capture file given")
-    try:
-        fab = build_fabric(args.files)
-    except (CaptureError, OSError) as exc:
-        error(str(exc))
-        return 1
+    fab = build_fabric(args.files)
     if args.fmt == "json":
         out.write(json.dumps(fabric_dict(fab), indent=1) + "\n")
     elif args.topology:
@@ -72,4 +67,6 @@ def run(args: argparse.Namespace, out: Output) -> int:
         from ibwire.cli.fabric_tables import summary
         summary(fab, out)
     out.flush()
-    return 0
+    for problem in fab.errors:     # after the view of what was read, like dump
+        error(problem)
+    return 1 if fab.errors else 0
