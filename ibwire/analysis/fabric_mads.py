@@ -21,10 +21,8 @@ from ibwire.crc import CrcStatus
 from ibwire.mad.header import DR
 from ibwire.packet import Layer, Packet
 
-SMP_LID = 0x01
-SMP_DR = DR
-SA_CLASS, PERF_CLASS = 0x03, 0x04
-PERMISSIVE_LID = 0xFFFF
+# Management classes (IBA 13.4.4) and methods (13.4.5) the fabric view reads.
+SMP_LID, SMP_DR, SA_CLASS, PERF_CLASS = 0x01, DR, 0x03, 0x04
 RESPONSE_BIT = 0x80
 TRAP, TRAP_REPRESS = 0x05, 0x07
 SET = 0x02

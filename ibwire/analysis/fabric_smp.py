@@ -22,8 +22,9 @@ from collections import defaultdict
 from typing import Any
 
 from ibwire.analysis import fabric_attrs as fa
-from ibwire.analysis.fabric_mads import PERMISSIVE_LID, SMP_DR, SMP_LID, Exchange, Mad
+from ibwire.analysis.fabric_mads import SMP_DR, SMP_LID, Exchange, Mad
 from ibwire.analysis.fabric_model import End, Fabric, Link, Node, SmSeen
+from ibwire.mad.build import PERMISSIVE_LID
 
 NODE_DESC, NODE_INFO, SWITCH_INFO, PORT_INFO = 0x0010, 0x0011, 0x0012, 0x0015
 PKEY_TABLE, SL2VL, VLARB, LFT, MFT, SM_INFO = 0x0016, 0x0017, 0x0018, 0x0019, 0x001B, 0x0020

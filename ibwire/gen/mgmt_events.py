@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ibwire.analysis.fabric_mads import PERF_CLASS as PERF
+from ibwire.analysis.fabric_mads import SMP_LID
 from ibwire.gen.sweep import SWITCH, Topology
 from ibwire.mad.build import build_mad, mad_packet, sa_mad
 
-PERF, SMP_LID = 0x04, 0x01
 PRODUCER_SWITCH = 2
 TRAP_LINK_STATE = 128
 STANDBY, MASTER = 2, 3
