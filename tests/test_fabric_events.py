@@ -150,3 +150,25 @@ def test_cli_resolve(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fabric", "--resolve", str(MAD_DIR / "smpquery-nodedesc.pcap")]) == 0
     out = capsys.readouterr().out
     assert "ibwire.lid.dst_node_description=spine1" in out
+
+
+def test_sa_noderecords_and_rmpp_continuations(tmp_path: Path) -> None:
+    """NodeRecords of a first RMPP segment name the node and its LID; a continuation
+    segment holds no record boundaries: it is reported, not misread as records."""
+    from ibwire.mad.build import mad_packet, sa_mad
+    rec = dict(lid=5, node_guid=0x0002C90300A1F000, node_type=1, num_ports=1,
+               port_guid=0x0002C90300A1F001, local_port_num=1,
+               node_string=b"host-x HCA-1".ljust(64, b"\0"))
+    first = sa_mad("GetTableResp", "NodeRecord", [rec], transaction_id=9, rmpp_version=1,
+                   rmpp_type=1, rmpp_flags=0b101, data1=1, data2=400)
+    second = sa_mad("GetTableResp", "NodeRecord", transaction_id=9, rmpp_version=1,
+                    rmpp_type=1, rmpp_flags=0b011, data1=2, data2=10)
+    path = tmp_path / "sa.pcap"
+    ibwire.write(path, [mad_packet(m, slid=1, dlid=2) for m in (first, second)], linktype=IB)
+    fab = build_fabric([str(path)])
+    (node,) = fab.nodes.values()
+    assert (node.guid, node.description, node.ports[1].guid) == \
+        (rec["node_guid"], "host-x HCA-1", rec["port_guid"])
+    assert fab.lids[5].guid == rec["node_guid"] and fab.lids[5].port == 1
+    assert fab.missing == ["1 SA RMPP continuation segment(s) not reassembled: only the "
+                           "records of first segments are used"]

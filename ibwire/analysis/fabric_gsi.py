@@ -14,6 +14,7 @@ from ibwire.analysis.fabric_model import End, Fabric, SmSeen, Trap
 from ibwire.mad.general import trap_name
 
 NOTICE = 0x0002
+RMPP_DATA = 1
 REPORT = 0x06
 TRAP_LAYERS = ("trap_gid", "trap_paths", "trap_128", "trap_129", "trap_144", "trap_145",
                "trap_256", "trap_257", "trap_259", "trap_data")
@@ -33,9 +34,14 @@ def _records(mad: Mad) -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]
 
 def apply_sa(fab: Fabric, exchanges: list[Exchange]) -> None:
     waiting: dict[str, int] = defaultdict(int)
+    continued = 0
     for ex in exchanges:
         mad = ex.response
         if mad is None or mad.mgmt_class != SA_CLASS or mad.status != 0:
+            continue
+        rmpp = mad.values("rmpp")
+        if rmpp is not None and rmpp["rmpp_type"] == RMPP_DATA and rmpp["data1"] > 1:
+            continued += 1       # the byte stream's continuation: no record boundaries
             continue
         for name, v, entries in _records(mad):
             if name == "noderecord" and v["node_guid"]:
@@ -69,6 +75,9 @@ def apply_sa(fab: Fabric, exchanges: list[Exchange]) -> None:
                 fa.apply_pkeys(owner, mod, entries, end.port)
     for name, n in sorted(waiting.items()):
         fab.missing.append(f"{n} SA {name}(s) for LIDs no captured node owns")
+    if continued:
+        fab.missing.append(f"{continued} SA RMPP continuation segment(s) not reassembled: "
+                           "only the records of first segments are used")
 
 
 def link_records(fab: Fabric, exchanges: list[Exchange]) -> list[tuple[End, End, int]]:
