@@ -172,3 +172,16 @@ def test_sa_noderecords_and_rmpp_continuations(tmp_path: Path) -> None:
     assert fab.lids[5].guid == rec["node_guid"] and fab.lids[5].port == 1
     assert fab.missing == ["1 SA RMPP continuation segment(s) not reassembled: only the "
                            "records of first segments are used"]
+
+
+def test_extended_speeds_counters_are_reported_not_guessed(tmp_path: Path) -> None:
+    from ibwire.mad.build import build_mad, mad_packet
+    req = build_mad(0x04, "Get", 0x001F, transaction_id=3)
+    resp = build_mad(0x04, "GetResp", 0x001F, transaction_id=3)
+    path = tmp_path / "pesc.pcap"
+    ibwire.write(path, [mad_packet(req, slid=1, dlid=3), mad_packet(resp, slid=3, dlid=1)],
+                 linktype=IB)
+    fab = build_fabric([str(path)])
+    assert not fab.counters
+    assert fab.missing == ["1 PortExtendedSpeedsCounters read(s) not decoded (the layout "
+                           "depends on the port's FEC mode, which the MAD does not carry)"]

@@ -32,6 +32,7 @@ WATCH = {
     "port_xmit_discards": "transmit discards",
 }
 ALL_PORTS = 0xFF
+EXT_SPEEDS_COUNTERS = 0x001F
 
 
 def _maxima(layout: Any) -> dict[str, int]:
@@ -43,8 +44,12 @@ MAXIMA = {attr: _maxima(lay) for attr, (_, _, lay) in KINDS.items()}
 
 
 def apply_perf(fab: Fabric, exchanges: Iterable[Exchange]) -> None:
+    opaque = 0
     for ex in exchanges:
         mad = ex.any
+        if mad.mgmt_class == PERF_CLASS and mad.attribute == EXT_SPEEDS_COUNTERS and \
+                ex.response is not None:
+            opaque += 1
         if mad.mgmt_class != PERF_CLASS or mad.attribute not in KINDS:
             continue
         layer, kind, _ = KINDS[mad.attribute]
@@ -66,6 +71,10 @@ def apply_perf(fab: Fabric, exchanges: Iterable[Exchange]) -> None:
         fab.counters.setdefault((lid, v["port_select"]), []).append(read)
     for reads in fab.counters.values():
         reads.sort(key=lambda r: (r.ts, r.frame))
+    if opaque:
+        fab.missing.append(f"{opaque} PortExtendedSpeedsCounters read(s) not decoded (the "
+                           "layout depends on the port's FEC mode, which the MAD does not "
+                           "carry)")
 
 
 def series(reads: list[CounterRead]) -> list[dict[str, Any]]:
