@@ -197,3 +197,26 @@ def test_truncated_capture_gives_what_was_read(tmp_path: Path,
     assert main(["fabric", "-T", "json", str(cut)]) == 1
     out = capsys.readouterr()
     assert json.loads(out.out)["errors"] and "truncated" in out.err
+
+
+def test_master_sm_from_portinfo() -> None:
+    """ibnetdiscover never asks SMInfo, but every PortInfo names the master SM's LID;
+    sminfo says who that is (LID 1, port GUID 0x2c90300a10001)."""
+    d = fabric_dict(_fabric("ibnetdiscover"))
+    (sm,) = d["sm"]
+    m = re.search(r"sm lid (\d+) sm guid (0x[0-9a-f]+)", tool("sminfo").read_text())
+    assert (sm["lid"], int(sm["guid"], 16), sm["state"]) == (int(m[1]), int(m[2], 16), None)
+    assert sm["from"] == "PortInfo.MasterSMLID"
+
+
+def test_rich_tables_on_a_terminal() -> None:
+    import io
+
+    from ibwire.cli.fabric_tables import summary
+    from ibwire.cli.output import Output
+    buf = io.StringIO()
+    summary(_fabric("opensm-sweep", "sminfo"), Output(buf, color=True))
+    text = buf.getvalue()
+    assert "\x1b[" in text                       # rich styled it
+    for word in ("Nodes", "Links", "Subnet managers", "leaf1", "25.78125 Gbps", "Master"):
+        assert word in text

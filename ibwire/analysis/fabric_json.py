@@ -115,6 +115,17 @@ def sm_list(fab: Fabric) -> list[dict[str, Any]]:
             hist.append({"ts": s.ts, "frame": s.frame, "state": state,
                          "act_count": s.act_count, "from": s.how})
         entry["state"] = state
+    # Ports name their master SM (PortInfo.MasterSMLID) even when no SMInfo was seen.
+    known = {e["lid"] for e in by_guid.values()}
+    told = sorted({p.master_sm_lid for n in fab.nodes.values() for p in n.ports.values()
+                   if p.master_sm_lid} - known)
+    for lid in told:
+        end = fab.lids.get(lid)
+        node = fab.nodes.get(end.guid) if end is not None else None
+        port = node.ports.get(end.port) if node is not None and end is not None else None
+        by_guid[("lid", lid)] = {"guid": fn.guid_text(port.guid if port else None),
+                                 "lid": lid, "priority": None, "state": None, "history": [],
+                                 "from": "PortInfo.MasterSMLID"}
     return list(by_guid.values())
 
 
