@@ -267,3 +267,33 @@ def test_arbitrary_mad_contents_never_crash(mads) -> None:
     fabric_text.topology(fab)
     fabric_text.links(fab)
     fabric_text.counters(fab)
+
+
+def _two_requesters(topo: Topology, observe: tuple[int, int]) -> list:
+    cas = [g for g, n in topo.nodes.items() if n.kind == CA]
+    return sweep(topo, cas[0], 1, observe=observe) + sweep(topo, cas[-1], 1, observe=observe)
+
+
+@pytest.mark.parametrize("name", ["fat_tree", "ring", "ring_big"])
+def test_capture_mid_fabric_with_two_requesters(tmp_path: Path, name: str) -> None:
+    """On a switch-to-switch cable two SMs' sweeps pass with HopPointer j (the j-th
+    link of their routes): routes anchored at the cable agree whoever sent them."""
+    topo = TOPOLOGIES[name]()
+    isl = next(end for end, peer in sorted(topo.peer.items())
+               if topo.nodes[end[0]].kind == SWITCH and topo.nodes[peer[0]].kind == SWITCH
+               and topo.active(*end))
+    packets = _two_requesters(topo, isl)
+    assert packets
+    fab = _build(tmp_path, packets)
+    links = _links(fab)
+    assert links and links <= topo.link_set()
+
+
+def test_capture_at_a_host_seeing_a_remote_sm(tmp_path: Path) -> None:
+    """A host's own sweep and a remote SM's SMPs arriving at the host, one capture."""
+    topo = fat_tree()
+    cas = [g for g, n in topo.nodes.items() if n.kind == CA]
+    here = cas[-1]
+    packets = sweep(topo, here, 1) + sweep(topo, cas[0], 1, observe=(here, 1))
+    fab = _build(tmp_path, packets)
+    assert _links(fab) == topo.link_set()

@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ibwire.analysis import fabric_gsi, fabric_perf, fabric_smp
-from ibwire.analysis.fabric_mads import Exchange, Mad, pair, read_mads
+from ibwire.analysis.fabric_mads import Exchange, Mad, assign_origins, pair, read_mads
 from ibwire.analysis.fabric_model import Fabric
 
 
 def fabric_from_mads(mads: Iterable[Mad]) -> Fabric:
     mads = list(mads)
     exchanges: list[Exchange] = pair(mads)
+    assign_origins(exchanges)
     fab = Fabric(mads=len(mads))
     view = fabric_smp.SmpView(fab)
     view.identify(exchanges)

@@ -15,9 +15,8 @@ from typing import Any
 
 from ibwire.analysis import fabric_names as fn
 from ibwire.analysis.fabric import build_fabric
-from ibwire.analysis.fabric_mads import read_mads
+from ibwire.analysis.fabric_mads import assign_origins, pair, read_mads
 from ibwire.analysis.fabric_model import Fabric
-from ibwire.analysis.fabric_smp import origin_of
 from ibwire.fields import REGISTRY, STRING, UINT8, UINT64
 from ibwire.io import read
 
@@ -54,7 +53,9 @@ def _lid_values(fab: Fabric, lid: int | None, side: str) -> dict[str, Any]:
 def frame_values(path: str, fabric: Fabric | None = None,
                  also: Iterable[str] = ()) -> dict[int, dict[str, Any]]:
     """frame number (1-based) -> resolved fields for every frame of `path` that has
-    any. The fabric view is `fabric`, or built from `path` plus the files `also`."""
+    any. The fabric view is `fabric`, or built from `path` plus the files `also`
+    (a given `fabric` must have been built with `path` as its first file for the
+    directed routes to resolve)."""
     fab = fabric if fabric is not None else build_fabric([path, *also])
     routes = {(origin, tuple(p)): guid for guid, node in fab.nodes.items()
               for origin, p in node.routes}
@@ -66,10 +67,12 @@ def frame_values(path: str, fabric: Fabric | None = None,
         vals = {**_lid_values(fab, lrh.slid, "src"), **_lid_values(fab, lrh.dlid, "dst")}
         if vals:
             out[n] = vals
-    for mad in read_mads([path]):
+    mads = list(read_mads([path]))
+    assign_origins(pair(mads))
+    for mad in mads:
         if not mad.directed or mad.path is None:
             continue
-        guid = routes.get((origin_of(mad), mad.path))
+        guid = routes.get((mad.origin, mad.path))
         if guid is None:
             continue
         vals = out.setdefault(mad.frame, {})

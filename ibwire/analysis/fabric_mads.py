@@ -18,6 +18,7 @@ import ibwire
 import ibwire.mad  # noqa: F401 - registers the MAD decoder
 from ibwire.capture import CaptureError
 from ibwire.crc import CrcStatus
+from ibwire.mad.build import PERMISSIVE_LID
 from ibwire.mad.header import DR
 from ibwire.packet import Layer, Packet
 
@@ -49,6 +50,8 @@ class Mad:
     dr_slid: int | None = None
     dr_dlid: int | None = None
     direction: int = 0
+    hop_pointer: int = 0
+    origin: tuple | None = None           # DR: where its route is anchored (route_origin)
 
     @property
     def is_response(self) -> bool:
@@ -87,6 +90,7 @@ def _mad_of(pkt: Packet, frame: int, source: int) -> Mad | None:
               layers=pkt.layers[hdr_index + 1:])
     if mad.mgmt_class == SMP_DR:
         hops = h["class_specific"] & 0xFF
+        mad.hop_pointer = h["class_specific"] >> 8
         mad.direction = h["status"] >> 15
         dr = mad.values("smp_dr")
         paths = mad.values("smp_dr_paths")
@@ -165,3 +169,34 @@ def pair(mads: Iterable[Mad]) -> list[Exchange]:
         out.append(ex)
         waiting[key] = ex
     return out
+
+
+def route_origin(mad: Mad) -> tuple | None:
+    """Where a directed route is anchored, as seen at the capture point.
+
+    A request crossing the j-th link of its route carries HopPointer j (IBA 14.2.2.2:
+    the sender sets 1 on the first link, each hop adds one), so the link's near end
+    is the node at InitialPath[1..j-1] - the same physical node whoever sent the
+    SMP. Routes anchored at (j, that prefix) therefore agree beyond it even when
+    several requesters share a capture; at the requester's own port j is 1 and the
+    prefix empty. A LID-routed first part anchors at the LRH DLID (DrSLID not
+    permissive); a LID-routed tail (DrDLID not permissive) names no node: None."""
+    if not mad.directed or mad.dr_dlid not in (None, PERMISSIVE_LID):
+        return None
+    if mad.dr_slid not in (None, PERMISSIVE_LID):
+        return ("lid", mad.source, mad.slid if mad.is_response else mad.dlid)
+    path = mad.path or ()
+    hp = min(max(mad.hop_pointer, 1), max(len(path), 1))
+    return ("dr", mad.source, hp, path[:hp - 1])
+
+
+def assign_origins(exchanges: Iterable[Exchange]) -> None:
+    """Set `origin` on every DR MAD; a response takes its request's (the response's
+    HopPointer counts the way back, whose convention varies)."""
+    for ex in exchanges:
+        req, resp = ex.request, ex.response
+        if req is not None:
+            req.origin = route_origin(req)
+        if resp is not None:
+            same = req is not None and req.directed and req.path == resp.path
+            resp.origin = req.origin if same and req is not None else route_origin(resp)

@@ -24,23 +24,11 @@ from typing import Any
 from ibwire.analysis import fabric_attrs as fa
 from ibwire.analysis.fabric_mads import SMP_DR, SMP_LID, Exchange, Mad
 from ibwire.analysis.fabric_model import End, Fabric, Link, Node, SmSeen
-from ibwire.mad.build import PERMISSIVE_LID
 
 NODE_DESC, NODE_INFO, SWITCH_INFO, PORT_INFO = 0x0010, 0x0011, 0x0012, 0x0015
 PKEY_TABLE, SL2VL, VLARB, LFT, MFT, SM_INFO = 0x0016, 0x0017, 0x0018, 0x0019, 0x001B, 0x0020
 DR_STATUS_MASK = 0x7FFF            # the D bit is not part of a DR SMP's status
 Origin = tuple[Any, ...]
-
-
-def origin_of(mad: Mad) -> Origin | None:
-    """Where the directed part starts; None when a LID-routed tail follows it (the
-    responder is then not the node at the end of the path)."""
-    if mad.dr_dlid not in (None, PERMISSIVE_LID):
-        return None
-    if mad.dr_slid in (None, PERMISSIVE_LID):
-        return ("local", mad.source)
-    lid = mad.slid if mad.is_response else mad.dlid
-    return ("lid", mad.source, lid)
 
 
 def ok(mad: Mad) -> bool:
@@ -71,7 +59,7 @@ class SmpView:
                 continue
             node = fa.apply_node_info(self.fab, v)
             if mad.directed:
-                origin = origin_of(mad)
+                origin = mad.origin
                 if origin is None or mad.path is None:
                     continue
                 key = (origin, mad.path)
@@ -108,7 +96,7 @@ class SmpView:
     def responder(self, mad: Mad) -> tuple[Node | None, int | None]:
         """The node that answered and the port the SMP entered it by."""
         if mad.directed:
-            origin = origin_of(mad)
+            origin = mad.origin
             node = self.node_at(origin, mad.path)
             ports = self.entered.get((origin, mad.path)) if origin is not None else None
             port = next(iter(ports)) if ports and len(ports) == 1 else None
@@ -240,5 +228,7 @@ def _attr_name(attr: int) -> str:
 
 
 def _route_text(origin: Origin, path: tuple[int, ...]) -> str:
-    head = "local" if origin[0] == "local" else f"LID {origin[2]}"
-    return f"{head}:{','.join(str(p) for p in (0, *path))}"
+    ports = ",".join(str(p) for p in (0, *path))
+    if origin[0] == "lid":
+        return f"from LID {origin[2]}:{ports}"
+    return ports if origin[2] == 1 else f"{ports} (seen at hop {origin[2]})"

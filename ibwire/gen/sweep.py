@@ -163,7 +163,8 @@ def _walk(topo: Topology, origin: int, path: tuple[int, ...]) -> tuple[int, list
     return here, ins
 
 
-def _attr(topo: Topology, node: TNode, attr: str, mod: int, entered: int) -> dict:
+def _attr(topo: Topology, node: TNode, attr: str, mod: int, entered: int, sm_lid: int
+          ) -> dict:
     if attr == "NodeInfo":
         port = 0 if node.kind == SWITCH else entered
         return dict(node_type=node.kind, num_ports=node.nports, system_image_guid=node.guid,
@@ -186,23 +187,42 @@ def _attr(topo: Topology, node: TNode, attr: str, mod: int, entered: int) -> dic
                 link_speed_enabled=7, link_speed_supported=7,
                 link_speed_ext_active=EXT_EDR, link_speed_ext_supported=3,
                 link_speed_ext_enabled=3, capability_mask=CAP_EXT_SPEEDS, mtu_cap=5,
-                neighbor_mtu=5, vl_cap=4, operational_vls=4, master_sm_lid=1)
+                neighbor_mtu=5, vl_cap=4, operational_vls=4, master_sm_lid=sm_lid)
 
 
 class Sweeper:
-    def __init__(self, topo: Topology, origin: int, include_local: bool, qos: bool) -> None:
+    def __init__(self, topo: Topology, origin: int, include_local: bool, qos: bool,
+                 observe: tuple[int, int] | None = None) -> None:
         self.topo, self.origin, self.include_local, self.qos = topo, origin, include_local, qos
+        self.observe = observe
         self.tid = 0x0001_0000_0000_1000
         self.packets: list[bytes] = []
+
+    def seen_at(self, path: tuple[int, ...]) -> int | None:
+        """The HopPointer with which the capture sees this route's SMPs (both ways,
+        IBA C14-9/C14-13: j on the route's j-th link), or None if they pass elsewhere.
+        Without `observe` the capture is at the sweeping port (hop-0 SMPs only with
+        `include_local`)."""
+        if self.observe is None:
+            if not path:
+                return 0 if self.include_local else None
+            return 1
+        here = self.origin
+        link = {self.observe, self.topo.peer.get(self.observe)}
+        for j, egress in enumerate(path, start=1):
+            if (here, egress) in link:
+                return j
+            here = self.topo.peer[(here, egress)][0]
+        return None
 
     def smp(self, attr: str, path: tuple[int, ...], mod: int = 0) -> int | None:
         """One DR Get and its response; returns the ingress port of the final node."""
         self.tid += 1
         hops = len(path)
-        wire = not (hops == 0 and not self.include_local)
+        hp = self.seen_at(path) if _walk(self.topo, self.origin, path) is not None else None
         req = smp_get(attr, dr_path=[0, *path], attribute_modifier=mod,
-                      transaction_id=self.tid, hop_pointer=min(1, hops))
-        if wire:
+                      transaction_id=self.tid, hop_pointer=hp or 0)
+        if hp is not None:
             self.packets.append(mad_packet(req))
         walk = _walk(self.topo, self.origin, path)
         if walk is None:
@@ -212,11 +232,12 @@ class Sweeper:
         entered = ins[-1] if ins else self.sm_port
         resp = build_mad(DR_CLASS, "GetResp", attr, attribute_modifier=mod,
                          transaction_id=self.tid,
-                         header={"status": 1 << 15, "class_specific": (hops << 8) | hops},
+                         header={"status": 1 << 15, "class_specific": ((hp or 0) << 8) | hops},
                          dr_slid=0xFFFF, dr_dlid=0xFFFF, initial_path=bytes([0, *path]),
                          return_path=bytes([0, *ins]),
-                         **_attr(self.topo, node, attr, mod, entered))
-        if wire:
+                         **_attr(self.topo, node, attr, mod, entered,
+                                 self.topo.nodes[self.origin].lids.get(self.sm_port, 0)))
+        if hp is not None:
             self.packets.append(mad_packet(resp))
         return entered
 
@@ -259,11 +280,13 @@ class Sweeper:
 
 
 def sweep(topo: Topology, origin: int, port: int = 1, include_local: bool = True,
-          qos: bool = False) -> list[bytes]:
-    """The native packets (LRH ... VCRC) of a DR sweep from CA `origin`'s `port`;
+          qos: bool = False, observe: tuple[int, int] | None = None) -> list[bytes]:
+    """The native packets (LRH ... VCRC) of a DR sweep from CA `origin`'s `port`, as
+    captured at that port - or, with `observe=(GUID, port)`, on that cable elsewhere
+    in the fabric (only the SMPs crossing it, with the HopPointer they carry there).
     `include_local` keeps the hop-count-0 SMPs a real port would not put on the wire;
     `qos` also reads every node's tables (see `sweep_tables`)."""
-    return Sweeper(topo, origin, include_local, qos).run(port)
+    return Sweeper(topo, origin, include_local, qos, observe).run(port)
 
 
 def table_fields(topo: Topology, node: TNode, attr: str, mod: int, entered: int) -> dict:
