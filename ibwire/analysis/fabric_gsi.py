@@ -11,11 +11,13 @@ from typing import Any
 from ibwire.analysis import fabric_attrs as fa
 from ibwire.analysis.fabric_mads import SA_CLASS, SMP_DR, SMP_LID, TRAP, Exchange, Mad
 from ibwire.analysis.fabric_model import End, Fabric, SmSeen, Trap
+from ibwire.mad.build import method_code
 from ibwire.mad.general import trap_name
+from ibwire.mad.names import attribute_id
 
-NOTICE = 0x0002
+NOTICE = attribute_id(SA_CLASS, "Notice")
 RMPP_DATA = 1
-REPORT = 0x06
+REPORT = method_code("Report")
 TRAP_LAYERS = ("trap_gid", "trap_paths", "trap_128", "trap_129", "trap_144", "trap_145",
                "trap_256", "trap_257", "trap_259", "trap_data")
 

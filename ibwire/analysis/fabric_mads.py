@@ -18,15 +18,14 @@ import ibwire
 import ibwire.mad  # noqa: F401 - registers the MAD decoder
 from ibwire.capture import CaptureError
 from ibwire.crc import CrcStatus
-from ibwire.mad.build import PERMISSIVE_LID
+from ibwire.mad.build import PERMISSIVE_LID, method_code
 from ibwire.mad.header import DR
 from ibwire.packet import Layer, Packet
 
 # Management classes (IBA 13.4.4) and methods (13.4.5) the fabric view reads.
 SMP_LID, SMP_DR, SA_CLASS, PERF_CLASS = 0x01, DR, 0x03, 0x04
 RESPONSE_BIT = 0x80
-TRAP, TRAP_REPRESS = 0x05, 0x07
-SET = 0x02
+TRAP, TRAP_REPRESS, SET = (method_code(name) for name in ("Trap", "TrapRepress", "Set"))
 
 
 @dataclass

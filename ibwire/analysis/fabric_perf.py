@@ -17,10 +17,11 @@ from typing import Any
 
 from ibwire.analysis.fabric_mads import PERF_CLASS, SET, Exchange
 from ibwire.analysis.fabric_model import CounterRead, Fabric
+from ibwire.mad.names import attribute_id
 from ibwire.mad.perf import PORT_COUNTERS, PORT_COUNTERS_EXT
 
-KINDS = {0x0012: ("portcounters", "PortCounters", PORT_COUNTERS),
-         0x001D: ("portcounters_ext", "PortCountersExtended", PORT_COUNTERS_EXT)}
+KINDS = {attribute_id(PERF_CLASS, lay.label): (lay.name, lay.label, lay)
+         for lay in (PORT_COUNTERS, PORT_COUNTERS_EXT)}
 SELECT_FIELDS = ("port_select", "counter_select", "counter_select2")
 # The counters that matter, and what a rise means.
 WATCH = {
@@ -32,7 +33,7 @@ WATCH = {
     "port_xmit_discards": "transmit discards",
 }
 ALL_PORTS = 0xFF
-EXT_SPEEDS_COUNTERS = 0x001F
+EXT_SPEEDS_COUNTERS = attribute_id(PERF_CLASS, "PortExtendedSpeedsCounters")
 
 
 def _maxima(layout: Any) -> dict[str, int]:

@@ -8,10 +8,10 @@ Who answered a response:
 * LID-routed: the port whose LID is the response's SLID (NodeInfo / PortInfo tell
   which node and port own a LID).
 
-The origin of a directed route is the node that sent the request (DrSLID
-permissive, IBA 14.2.2.1), or the node at the LRH DLID when a LID-routed part
-comes first. A link is (node at route[:-1], egress port route[-1]) <-> (node at
-route, its LocalPortNum): both ends must be known, and a port that two routes
+Routes are anchored where the capture sees them (`fabric_mads.route_origin`:
+HopPointer and the InitialPath before the captured link). A link is
+(node at route[:-1], egress port route[-1]) <-> (node at route, its
+LocalPortNum): both ends must be known, and a port that two routes
 would connect to different peers gets no link at all (the capture spans a change,
 or two requesters share it) - it is reported instead of guessed.
 """
@@ -24,9 +24,13 @@ from typing import Any
 from ibwire.analysis import fabric_attrs as fa
 from ibwire.analysis.fabric_mads import SMP_DR, SMP_LID, Exchange, Mad
 from ibwire.analysis.fabric_model import End, Fabric, Link, Node, SmSeen
+from ibwire.mad.names import attribute_id, attribute_name
 
-NODE_DESC, NODE_INFO, SWITCH_INFO, PORT_INFO = 0x0010, 0x0011, 0x0012, 0x0015
-PKEY_TABLE, SL2VL, VLARB, LFT, MFT, SM_INFO = 0x0016, 0x0017, 0x0018, 0x0019, 0x001B, 0x0020
+NODE_DESC, NODE_INFO, SWITCH_INFO, PORT_INFO, PKEY_TABLE, SL2VL, VLARB, LFT, MFT, SM_INFO = (
+    attribute_id(SMP_LID, name) for name in (
+        "NodeDescription", "NodeInfo", "SwitchInfo", "PortInfo", "P_KeyTable",
+        "SLtoVLMappingTable", "VLArbitrationTable", "LinearForwardingTable",
+        "MulticastForwardingTable", "SMInfo"))
 DR_STATUS_MASK = 0x7FFF            # the D bit is not part of a DR SMP's status
 Origin = tuple[Any, ...]
 
@@ -223,7 +227,6 @@ def _entries(mad: Mad, layer: str) -> list[dict[str, Any]]:
 
 
 def _attr_name(attr: int) -> str:
-    from ibwire.mad.names import attribute_name
     return attribute_name(SMP_LID, attr)
 
 
