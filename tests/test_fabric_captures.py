@@ -220,3 +220,22 @@ def test_rich_tables_on_a_terminal() -> None:
     assert "\x1b[" in text                       # rich styled it
     for word in ("Nodes", "Links", "Subnet managers", "leaf1", "25.78125 Gbps", "Master"):
         assert word in text
+
+
+def test_opensm_brings_ports_up_in_order() -> None:
+    """OpenSM's sweep moves every linked port Initialize -> Armed -> Active (IBA 7.2
+    port states) and the view keeps that history."""
+    d = fabric_dict(_fabric("opensm-sweep"))
+    nodes = {n["guid"]: n for n in d["nodes"]}
+    order = ["Down", "Initialize", "Armed", "Active"]
+    seen = 0
+    for link in d["links"]:
+        for end in (link["a"], link["b"]):
+            port = next(p for p in nodes[end["guid"]]["ports"] if p["num"] == end["port"])
+            assert port["state"] == "Active"
+            states = [h["state"] for h in port.get("history", [])]
+            if states:
+                assert states == sorted(states, key=order.index)
+                assert states[-3:] == ["Initialize", "Armed", "Active"]
+                seen += 1
+    assert seen == 44                     # both ends of all 22 links

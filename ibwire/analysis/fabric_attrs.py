@@ -41,6 +41,8 @@ def apply_port_info(fab: Fabric, node: Node, num: int, v: dict[str, Any],
     p = node.port(num)
     p.frame = frame
     p.state, p.phys_state = v["port_state"], v["port_physical_state"]
+    if not p.history or p.history[-1][1:] != (p.state, p.phys_state):
+        p.history.append((frame, p.state, p.phys_state))
     p.capability_mask = v["capability_mask"]
     if p.down:
         # C14-24.2.1: a Down port's other components need not be valid.

@@ -55,6 +55,9 @@ def port_dict(node: Node, port: Port) -> dict[str, Any]:
     if port.vlarb:
         out["vlarb"] = {k: [[vl, w] for vl, w in v if w] for k, v in port.vlarb.items()}
     out["frame"] = port.frame
+    if len(port.history) > 1:
+        out["history"] = [{"frame": f, "state": fn.state_text(st), "phys_state":
+                           fn.phys_text(ph)} for f, st, ph in port.history]
     return out
 
 

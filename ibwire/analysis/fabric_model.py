@@ -42,6 +42,7 @@ class Port:
     sl2vl: dict[int, dict[int, int]] = field(default_factory=dict)  # in port -> {SL: VL}
     vlarb: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # table -> [(VL, w)]
     frame: int | None = None                                    # last PortInfo
+    history: list[tuple[int, int, int]] = field(default_factory=list)  # (frame, state, phys)
 
     @property
     def down(self) -> bool:
