@@ -89,6 +89,11 @@ def test_our_topology_text_parses_to_the_tools() -> None:
         assert (o.kind, o.nports, o.desc, o.lid, o.ident) == (w.kind, w.nports, w.desc, w.lid,
                                                              w.ident)
         assert o.ports == w.ports
+    # Block for block, the text is what ibnetdiscover printed (only the order of the
+    # blocks, which follows its discovery order, differs).
+    blocks = [{b.strip() for b in text.split("\n\n") if "vendid=" in b}
+              for text in (fabric_text.topology(fab), tool("ibnetdiscover").read_text())]
+    assert blocks[0] == blocks[1] and len(blocks[0]) == 18
 
 
 def test_routes_from_lfts_reach_every_lid() -> None:
