@@ -161,6 +161,7 @@ class Fabric:
     counters: dict[tuple[int | None, int], list[CounterRead]] = field(default_factory=dict)
     traps: list[Trap] = field(default_factory=list)
     lids: dict[int, End] = field(default_factory=dict)   # LID -> (node GUID, port)
+    pma_caps: dict[int | None, tuple[int, int]] = field(default_factory=dict)  # LID -> caps
     missing: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)      # captures not read to their end
     mads: int = 0

@@ -12,7 +12,6 @@ saturated value is a lower bound and the read is flagged `saturated`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from ibwire.analysis.fabric_mads import PERF_CLASS, SET, Exchange
@@ -42,10 +41,50 @@ def _maxima(layout: Any) -> dict[str, int]:
 
 
 MAXIMA = {attr: _maxima(lay) for attr, (_, _, lay) in KINDS.items()}
+CLASS_PORT_INFO = attribute_id(PERF_CLASS, "ClassPortInfo")
+# PMA ClassPortInfo capability bits (IBA 16.1.2): what a PMA counts at all.
+CAP_EXT_WIDTH = 1 << 9           # PortCountersExtended unicast/multicast packet counters
+CAP_XMIT_WAIT = 1 << 12          # PortCounters.PortXmitWait
+CAP2_ADDL_EXT = 1 << 1           # PortCountersExtended CounterSelect2 and error counters
+_EXT = [f.name for f in PORT_COUNTERS_EXT.fields]
+EXT_PACKETS = _EXT[_EXT.index("port_unicast_xmit_pkts"):_EXT.index("symbol_error_counter")]
+EXT_ADDL = ["counter_select2", *_EXT[_EXT.index("symbol_error_counter"):]]
 
 
-def apply_perf(fab: Fabric, exchanges: Iterable[Exchange]) -> None:
+def _caps(exchanges: list[Exchange]) -> dict[int | None, tuple[int, int]]:
+    """(CapabilityMask, CapabilityMask2) of each PMA that answered ClassPortInfo."""
+    out = {}
+    for ex in exchanges:
+        mad = ex.response
+        if mad is not None and mad.mgmt_class == PERF_CLASS and \
+                mad.attribute == CLASS_PORT_INFO and mad.status == 0:
+            v = mad.values("classportinfo")
+            if v is not None:
+                out[mad.slid] = (v["capability_mask"], v["capability_mask2"])
+    return out
+
+
+def supported(kind: str, values: dict[str, int], caps: tuple[int, int] | None
+              ) -> dict[str, int]:
+    """Only the counters the PMA says it keeps (all of them when it was not asked):
+    perfquery likewise leaves out what ClassPortInfo does not announce."""
+    if caps is None:
+        return values
+    cap, cap2 = caps
+    drop: set[str] = set()
+    if kind == PORT_COUNTERS.label and not cap & CAP_XMIT_WAIT:
+        drop.add("port_xmit_wait")
+    if kind == PORT_COUNTERS_EXT.label:
+        if not cap & CAP_EXT_WIDTH:
+            drop.update(EXT_PACKETS)
+        if not cap2 & CAP2_ADDL_EXT:
+            drop.update(EXT_ADDL)
+    return {k: v for k, v in values.items() if k not in drop}
+
+
+def apply_perf(fab: Fabric, exchanges: list[Exchange]) -> None:
     opaque = 0
+    fab.pma_caps = _caps(exchanges)
     for ex in exchanges:
         mad = ex.any
         if mad.mgmt_class == PERF_CLASS and mad.attribute == EXT_SPEEDS_COUNTERS and \
@@ -66,9 +105,11 @@ def apply_perf(fab: Fabric, exchanges: Iterable[Exchange]) -> None:
                     if k in MAXIMA[mad.attribute]} if src is not None else {}
         lid = src.slid if src is not None else (req.dlid if req is not None else None)
         mask = ((v["counter_select2"] << 16) | v["counter_select"]) if is_reset else 0
+        caps = fab.pma_caps.get(lid)
         read = CounterRead((src or mad).ts, (src or mad).frame, lid, v["port_select"], kind,
-                           counters, reset=is_reset and mask != 0, reset_mask=mask,
-                           selects={k: v[k] for k in SELECT_FIELDS if k in v})
+                           supported(kind, counters, caps), reset=is_reset and mask != 0,
+                           reset_mask=mask, selects=supported(
+                               kind, {k: v[k] for k in SELECT_FIELDS if k in v}, caps))
         fab.counters.setdefault((lid, v["port_select"]), []).append(read)
     for reads in fab.counters.values():
         reads.sort(key=lambda r: (r.ts, r.frame))

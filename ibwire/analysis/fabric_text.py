@@ -5,6 +5,8 @@ ibnetdiscover leaves out ports it found nothing behind)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ibwire.analysis import fabric_names as fn
 from ibwire.analysis.fabric_json import port_lid
 from ibwire.analysis.fabric_model import Fabric, Node, Port
@@ -137,6 +139,26 @@ def _perf_name(field: str) -> str:
     return name.replace("Qp1", "QP1").replace("Vl15", "VL15")
 
 
+def _order(kind: str, layout: Any) -> list[Any]:
+    """perfquery's field order: PortCountersExtended's CounterSelect2 comes with the
+    error counters it selects, after the packet counters."""
+    fields = [f for f in layout.fields if not f.reserved]
+    if kind != "PortCountersExtended":
+        return fields
+    cs2 = next(f for f in fields if f.name == "counter_select2")
+    fields.remove(cs2)
+    at = next(i for i, f in enumerate(fields) if f.name == "symbol_error_counter")
+    return fields[:at] + [cs2] + fields[at:]
+
+
+def _caps_text(kind: str, caps: tuple[int, int] | None) -> str:
+    if caps is None:
+        return ""
+    if kind == "PortCountersExtended":
+        return f" (CapMask: 0x{caps[0]:02X} CapMask2: 0x{caps[1]:07X})"
+    return f" (CapMask: 0x{caps[0]:02X})"
+
+
 def counters(fab: Fabric) -> str:
     """perfquery's dump of every counter read, in capture order."""
     out: list[str] = []
@@ -150,9 +172,10 @@ def counters(fab: Fabric) -> str:
             continue
         title = "Port extended counters" if r.kind == "PortCountersExtended" else \
             "Port counters"
-        note = " (reset by this Set)" if r.reset else ""
-        out.append(f"# {title}: Lid {_q(lid)} port {port}{note}")
-        for f in layouts[r.kind].fields:
+        note = " - reset by this Set" if r.reset else ""
+        out.append(f"# {title}: Lid {_q(lid)} port {port}"
+                   f"{_caps_text(r.kind, fab.pma_caps.get(lid))}{note}")
+        for f in _order(r.kind, layouts[r.kind]):
             if f.name in r.selects:
                 val = r.selects[f.name]
                 text = str(val) if f.name == "port_select" else \
