@@ -297,3 +297,22 @@ def test_capture_at_a_host_seeing_a_remote_sm(tmp_path: Path) -> None:
     packets = sweep(topo, here, 1) + sweep(topo, cas[0], 1, observe=(here, 1))
     fab = _build(tmp_path, packets)
     assert _links(fab) == topo.link_set()
+
+
+@pytest.mark.parametrize("order", ["in_time_order", "reversed"])
+def test_two_captures_merge_by_time(tmp_path: Path, order: str) -> None:
+    """A sweep, then (a second capture, later) one after a cable was pulled: the
+    merged view has the later fabric whatever order the files are given in."""
+    before, after = fat_tree(), fat_tree()
+    host = next(n for n in after.nodes.values() if n.kind == CA and n.desc.endswith("2-2 HCA-1"))
+    leaf_end = after.peer.pop((host.guid, 1))
+    after.peer.pop(leaf_end)
+    origin = _origin(before)
+    first, second = tmp_path / "before.pcap", tmp_path / "after.pcap"
+    ibwire.write(first, sweep(before, origin), linktype=IB, start_ns=10**9)
+    ibwire.write(second, sweep(after, origin), linktype=IB, start_ns=2 * 10**9)
+    files = [first, second] if order == "in_time_order" else [second, first]
+    fab = build_fabric([str(f) for f in files])
+    assert _links(fab) == after.link_set()
+    assert fab.nodes[leaf_end[0]].ports[leaf_end[1]].down
+    assert any("went Down" in m for m in fab.missing)

@@ -16,7 +16,9 @@ from ibwire.analysis.fabric_model import Fabric
 
 
 def fabric_from_mads(mads: Iterable[Mad]) -> Fabric:
-    mads = list(mads)
+    """The view of MADs from one or more captures, taken in time order (so that
+    several captures merge by when things happened; later facts win)."""
+    mads = sorted(mads, key=lambda m: m.ts)
     exchanges: list[Exchange] = pair(mads)
     assign_origins(exchanges)
     fab = Fabric(mads=len(mads))
@@ -65,20 +67,20 @@ def _unlinked(fab: Fabric) -> None:
 
 
 def _stale(fab: Fabric) -> None:
-    """A link whose end a later PortInfo shows Down is history, not the fabric."""
+    """A link whose end a later PortInfo shows Down is history, not the fabric (times,
+    not frame numbers, so that several captures compare)."""
     keep = []
     for link in fab.links:
-        last = max(link.frames)
         gone = None
         for end in (link.a, link.b):
             node = fab.nodes.get(end.guid)
             port = node.ports.get(end.port) if node is not None else None
-            if port is not None and port.down and port.frame is not None and port.frame > last:
-                gone = (end, port.frame)
+            if port is not None and port.down and port.ts is not None and port.ts > link.ts:
+                gone = port
         if gone is None:
             keep.append(link)
         else:
             fab.missing.append(f"link 0x{link.a.guid:016x}/{link.a.port} - "
-                               f"0x{link.b.guid:016x}/{link.b.port} seen until frame {last} "
-                               f"went Down (frame {gone[1]}); not drawn")
+                               f"0x{link.b.guid:016x}/{link.b.port} seen until frame "
+                               f"{max(link.frames)} went Down (frame {gone.frame}); not drawn")
     fab.links = keep

@@ -37,9 +37,9 @@ def apply_node_info(fab: Fabric, v: dict[str, Any]) -> Node:
 
 
 def apply_port_info(fab: Fabric, node: Node, num: int, v: dict[str, Any],
-                    frame: int) -> Port:
+                    frame: int, ts: float) -> Port:
     p = node.port(num)
-    p.frame = frame
+    p.frame, p.ts = frame, ts
     p.state, p.phys_state = v["port_state"], v["port_physical_state"]
     if not p.history or p.history[-1][1:] != (p.state, p.phys_state):
         p.history.append((frame, p.state, p.phys_state))

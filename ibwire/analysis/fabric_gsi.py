@@ -68,7 +68,7 @@ def apply_sa(fab: Fabric, exchanges: list[Exchange]) -> None:
             if name == "portinforecord":
                 num = v["port_num"] if owner.is_switch else (v["port_num"] or
                                                              v["local_port_num"])
-                fa.apply_port_info(fab, owner, num, v, mad.frame)
+                fa.apply_port_info(fab, owner, num, v, mad.frame, mad.ts)
             elif name == "lftrecord" and owner.is_switch:
                 fa.apply_lft(owner, v["block_num"], entries)
             elif name == "pkeyrecord":
@@ -82,7 +82,8 @@ def apply_sa(fab: Fabric, exchanges: list[Exchange]) -> None:
                            "only the records of first segments are used")
 
 
-def link_records(fab: Fabric, exchanges: list[Exchange]) -> list[tuple[End, End, int]]:
+def link_records(fab: Fabric, exchanges: list[Exchange]
+                 ) -> list[tuple[End, End, float, int]]:
     """LinkRecords (FromLID/FromPort -> ToLID/ToPort) whose LIDs both resolve."""
     out = []
     unresolved = 0
@@ -95,7 +96,8 @@ def link_records(fab: Fabric, exchanges: list[Exchange]) -> list[tuple[End, End,
                 continue
             a, b = fab.owner(v["from_lid"]), fab.owner(v["to_lid"])
             if a is not None and b is not None:
-                out.append((End(a.guid, v["from_port"]), End(b.guid, v["to_port"]), mad.frame))
+                out.append((End(a.guid, v["from_port"]), End(b.guid, v["to_port"]), mad.ts,
+                            mad.frame))
             else:
                 unresolved += 1
     if unresolved:

@@ -42,6 +42,7 @@ class Port:
     sl2vl: dict[int, dict[int, int]] = field(default_factory=dict)  # in port -> {SL: VL}
     vlarb: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # table -> [(VL, w)]
     frame: int | None = None                                    # last PortInfo
+    ts: float | None = None                                     # ... and its time
     history: list[tuple[int, int, int]] = field(default_factory=list)  # (frame, state, phys)
 
     @property
@@ -114,6 +115,7 @@ class Link:
     a: End
     b: End
     frames: list[int] = field(default_factory=list)
+    ts: float = 0.0                     # time of the last evidence
 
 
 @dataclass

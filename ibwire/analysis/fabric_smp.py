@@ -33,6 +33,7 @@ NODE_DESC, NODE_INFO, SWITCH_INFO, PORT_INFO, PKEY_TABLE, SL2VL, VLARB, LFT, MFT
         "MulticastForwardingTable", "SMInfo"))
 DR_STATUS_MASK = 0x7FFF            # the D bit is not part of a DR SMP's status
 Origin = tuple[Any, ...]
+Evidence = tuple[End, End, float, int]          # link ends, time and frame that prove it
 
 
 def ok(mad: Mad) -> bool:
@@ -47,7 +48,8 @@ class SmpView:
         self.fab = fab
         self.at_route: dict[tuple[Origin, tuple[int, ...]], set[int]] = defaultdict(set)
         self.entered: dict[tuple[Origin, tuple[int, ...]], set[int]] = defaultdict(set)
-        self.route_frames: dict[tuple[Origin, tuple[int, ...]], list[int]] = defaultdict(list)
+        self.route_seen: dict[tuple[Origin, tuple[int, ...]], list[tuple[float, int]]] = \
+            defaultdict(list)
         self.lid_nodeinfo: dict[int, set[tuple[int, int]]] = defaultdict(set)
 
     # -- pass 1: identities -------------------------------------------------------
@@ -69,7 +71,7 @@ class SmpView:
                 key = (origin, mad.path)
                 self.at_route[key].add(node.guid)
                 self.entered[key].add(v["local_port_num"])
-                self.route_frames[key].append(mad.frame)
+                self.route_seen[key].append((mad.ts, mad.frame))
             elif mad.slid is not None:
                 num = 0 if node.is_switch else v["local_port_num"]
                 self.lid_nodeinfo[mad.slid].add((node.guid, num))
@@ -144,7 +146,7 @@ class SmpView:
             num = mad.modifier & 0xFF
             if num == 0 and not node.is_switch:
                 num = v["local_port_num"]     # a CA answers for the port it was asked on
-            fa.apply_port_info(self.fab, node, num, v, mad.frame)
+            fa.apply_port_info(self.fab, node, num, v, mad.frame, mad.ts)
         elif attr == PKEY_TABLE:
             fa.apply_pkeys(node, mad.modifier, _entries(mad, "pkey_entry"), arrival)
         elif attr == SL2VL:
@@ -165,8 +167,8 @@ class SmpView:
                                   v["sm_state"], v["act_count"], "SMInfo"))
 
     # -- links ------------------------------------------------------------------------
-    def links(self) -> list[tuple[End, End, int]]:
-        """(egress end, ingress end, frame) for every route whose both ends are known."""
+    def links(self) -> list[Evidence]:
+        """(egress end, ingress end, time, frame) for every route whose ends are known."""
         out = []
         for (origin, path), guids in self.at_route.items():
             if not path or len(guids) != 1:
@@ -176,21 +178,21 @@ class SmpView:
             if near is None or len(entered) != 1 or path[-1] == 0:
                 continue
             far_port = next(iter(entered))
-            out.append((End(near.guid, path[-1]), End(next(iter(guids)), far_port),
-                        max(self.route_frames[(origin, path)])))
+            ts, frame = max(self.route_seen[(origin, path)])
+            out.append((End(near.guid, path[-1]), End(next(iter(guids)), far_port), ts, frame))
         return out
 
 
-def add_links(fab: Fabric, found: list[tuple[End, End, int]]) -> None:
+def add_links(fab: Fabric, found: list[Evidence]) -> None:
     """Links from every source of evidence, keeping only ends with one peer."""
     peers: dict[End, set[End]] = defaultdict(set)
-    frames: dict[frozenset, list[int]] = defaultdict(list)
-    for a, b, frame in found:
+    frames: dict[frozenset, list[tuple[float, int]]] = defaultdict(list)
+    for a, b, ts, frame in found:
         if a == b:
             continue
         peers[a].add(b)
         peers[b].add(a)
-        frames[frozenset((a, b))].append(frame)
+        frames[frozenset((a, b))].append((ts, frame))
     bad = {end for end, ps in peers.items() if len(ps) > 1}
     for end in sorted(bad):
         fab.missing.append(f"port {end.port} of 0x{end.guid:016x} appears linked to "
@@ -199,7 +201,7 @@ def add_links(fab: Fabric, found: list[tuple[End, End, int]]) -> None:
         a, b = sorted(pair_ends)
         if a in bad or b in bad:
             continue
-        fab.links.append(Link(a, b, sorted(set(fr))))
+        fab.links.append(Link(a, b, sorted({f for _, f in fr}), max(t for t, _ in fr)))
     fab.links.sort(key=lambda lk: (lk.a, lk.b))
 
 
