@@ -185,3 +185,23 @@ def test_extended_speeds_counters_are_reported_not_guessed(tmp_path: Path) -> No
     assert not fab.counters
     assert fab.missing == ["1 PortExtendedSpeedsCounters read(s) not decoded (the layout "
                            "depends on the port's FEC mode, which the MAD does not carry)"]
+
+
+def test_sa_forwarding_table_records(tmp_path: Path) -> None:
+    """LinearForwardingTableRecords fill the switch's LFT; RandomForwardingTable
+    records share the record head but not the entries, and are not read as LFTs."""
+    from ibwire.mad.build import mad_packet, sa_mad
+    topo = fat_tree()
+    sw = next(n for n in topo.nodes.values() if n.kind != CA)
+    origin = next(g for g, n in topo.nodes.items() if n.kind == CA)
+    lft = topo.lft(sw.guid)
+    ports = [lft.get(i, 0xFF) for i in range(64)]
+    lfr = sa_mad("GetTableResp", "LinearForwardingTableRecord",
+                 [dict(lid=sw.lids[0], block_num=0, port=ports)], transaction_id=77)
+    rfr = sa_mad("GetTableResp", "RandomForwardingTableRecord",
+                 [dict(lid=sw.lids[0], block_num=1, port=[9] * 16)], transaction_id=78)
+    path = tmp_path / "lft.pcap"
+    ibwire.write(path, sweep(topo, origin) + [mad_packet(m, slid=1, dlid=2)
+                                              for m in (lfr, rfr)], linktype=IB)
+    node = build_fabric([str(path)]).nodes[sw.guid]
+    assert {k: v for k, v in node.lft.items() if v != 0xFF} == lft

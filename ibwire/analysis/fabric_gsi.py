@@ -17,6 +17,9 @@ from ibwire.mad.names import attribute_id
 
 NOTICE = attribute_id(SA_CLASS, "Notice")
 RMPP_DATA = 1
+# TABLE_RID heads both Linear- and RandomForwardingTableRecords; only the first has
+# one egress port per LID.
+LFT_RECORD = attribute_id(SA_CLASS, "LinearForwardingTableRecord")
 REPORT = method_code("Report")
 TRAP_LAYERS = ("trap_gid", "trap_paths", "trap_128", "trap_129", "trap_144", "trap_145",
                "trap_256", "trap_257", "trap_259", "trap_data")
@@ -69,7 +72,7 @@ def apply_sa(fab: Fabric, exchanges: list[Exchange]) -> None:
                 num = v["port_num"] if owner.is_switch else (v["port_num"] or
                                                              v["local_port_num"])
                 fa.apply_port_info(fab, owner, num, v, mad.frame, mad.ts)
-            elif name == "lftrecord" and owner.is_switch:
+            elif name == "lftrecord" and mad.attribute == LFT_RECORD and owner.is_switch:
                 fa.apply_lft(owner, v["block_num"], entries)
             elif name == "pkeyrecord":
                 end = fab.lids[lid]

@@ -117,7 +117,7 @@ def links(fab: Fabric) -> str:
             port = node.ports[num]
             lead = "      "
             if not node.is_switch:
-                lead += f"0x{port.guid or 0:016x} "
+                lead += f"{fn.guid_text(port.guid) or '?':<18} "
             lid = port_lid(node, port)
             line = f"{lead}{_q(lid):>6} {num:4}[  ] =={_link_str(node, port)}==>  "
             end = fab.peer(node.guid, num)
