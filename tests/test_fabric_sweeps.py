@@ -252,14 +252,14 @@ def test_arbitrary_mad_contents_never_crash(mads) -> None:
 
     from ibwire.analysis import fabric_text
     from ibwire.analysis.fabric import fabric_from_mads
-    from ibwire.analysis.fabric_mads import _mad_of
+    from ibwire.analysis.fabric_mads import mad_of
     from ibwire.mad.build import mad_packet
     out = []
     for i, (cls, method, attr, body, tid, status) in enumerate(mads):
         head = bytes([1, cls, 1, method]) + status + tid.to_bytes(8, "big") + \
             attr.to_bytes(2, "big") + bytes(6)
         pkt = ibwire.decode(mad_packet(head + body, slid=1, dlid=2), IB)
-        mad = _mad_of(pkt, i + 1, 0)
+        mad = mad_of(pkt, i + 1, 0)
         if mad is not None:
             out.append(mad)
     fab = fabric_from_mads(out)

@@ -74,7 +74,8 @@ class Mad:
         return lay.values if lay is not None else None
 
 
-def _mad_of(pkt: Packet, frame: int, source: int) -> Mad | None:
+def mad_of(pkt: Packet, frame: int, source: int) -> Mad | None:
+    """The MAD a decoded packet carries (None if it carries none)."""
     hdr_index = next((i for i, lay in enumerate(pkt.layers) if lay.layout.name == "mad"), None)
     if hdr_index is None:
         return None
@@ -121,7 +122,7 @@ def read_mads(paths: Iterable[str], rejected: list[tuple[int, int, str]] | None 
 def _file_mads(path: str, source: int, rejected: list[tuple[int, int, str]] | None
                ) -> Iterator[Mad]:
     for n, pkt in enumerate(ibwire.read(path), start=1):
-        mad = _mad_of(pkt, n, source)
+        mad = mad_of(pkt, n, source)
         if mad is None:
             continue
         bad = [name for name, st in (("ICRC", pkt.icrc_status), ("VCRC", pkt.vcrc_status))
