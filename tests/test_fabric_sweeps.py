@@ -316,3 +316,23 @@ def test_two_captures_merge_by_time(tmp_path: Path, order: str) -> None:
     assert _links(fab) == after.link_set()
     assert fab.nodes[leaf_end[0]].ports[leaf_end[1]].down
     assert any("went Down" in m for m in fab.missing)
+
+
+def test_resolver_names_route_targets_mid_fabric(tmp_path: Path) -> None:
+    """Every DR SMP seen on a switch-to-switch cable resolves to the node its route
+    reaches (checked against the NodeInfo responses themselves)."""
+    from ibwire.analysis.fabric_fields import frame_values
+    topo = ring(6, 4, seed=3)
+    isl = next(end for end, peer in sorted(topo.peer.items())
+               if topo.nodes[end[0]].kind == SWITCH and topo.nodes[peer[0]].kind == SWITCH
+               and topo.active(*end))
+    path = tmp_path / "isl.pcap"
+    ibwire.write(path, _two_requesters(topo, isl), linktype=IB)
+    vals = frame_values(str(path))
+    checked = 0
+    for n, pkt in enumerate(ibwire.read(path), start=1):
+        guid = pkt.get("infiniband.nodeinfo.nodeguid")
+        if guid is not None and pkt["infiniband.mad.method"] & 0x80:
+            assert vals[n]["ibwire.dr.node_guid"] == guid
+            checked += 1
+    assert checked > 5
