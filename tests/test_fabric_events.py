@@ -205,3 +205,15 @@ def test_sa_forwarding_table_records(tmp_path: Path) -> None:
                                               for m in (lfr, rfr)], linktype=IB)
     node = build_fabric([str(path)]).nodes[sw.guid]
     assert {k: v for k, v in node.lft.items() if v != 0xFF} == lft
+
+
+def test_cli_usage_and_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ibwire.cli.main import main
+    assert main(["fabric"]) == 2
+    assert "usage: ibwire fabric" in capsys.readouterr().err
+    bad = tmp_path / "bad.pcap"
+    bad.write_bytes(b"not a capture at all")
+    assert main(["fabric", "-T", "json", str(bad)]) == 1
+    out = capsys.readouterr()
+    assert "not a capture file" in out.err and json.loads(out.out)["errors"]
+    assert main(["fabric", "--topology", "--links", str(bad)]) == 2   # one view at a time
