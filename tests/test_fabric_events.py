@@ -25,8 +25,8 @@ IB = 247
 STEP_NS = 1_000_000
 
 
-def _capture(tmp_path: Path, **script) -> tuple[Path, dict, list]:
-    topo = fat_tree()
+def _capture(tmp_path: Path, topo=None, **script) -> tuple[Path, dict, list]:
+    topo = topo or fat_tree()
     ports = polled_ports(topo)
     origin = next(g for g, n in topo.nodes.items() if n.kind == CA)
     s = Script(congested={ports[0]}, bad_cable={ports[1]}, trap_lids=[ports[2][0]],
@@ -85,11 +85,13 @@ def test_sm_state_over_time_and_traps(tmp_path: Path) -> None:
     assert trap["details"] == {"lid_addr": ports[2][0]} and trap["repressed"]
 
 
-def test_plot_counters_png_and_svg(tmp_path: Path) -> None:
-    path, _, ports = _capture(tmp_path)
+def test_plot_counters_png_and_svg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ibwire.plots.counters as pc
+    path, _, ports = _capture(tmp_path, fat_tree(1, 2, 1, 4))
+    monkeypatch.setattr(pc, "PORTS_PER_PAGE", 2)          # paging on a small fabric
     pngs = plot_counters(str(path), str(tmp_path / "c"), "png")
-    n_pages = -(-len(ports) // 8)
-    assert len(pngs) == n_pages
+    assert len(ports) == 6 and len(pngs) == 3              # spine 2 ports, leaves 2 each
+    assert pngs == [str(tmp_path / f"c{s}.png") for s in ("", "-2", "-3")]
     assert all(Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
     svgs = plot_counters(str(path), str(tmp_path / "c.svg"), "svg")
     assert svgs[0] == str(tmp_path / "c.svg")
