@@ -336,3 +336,21 @@ def test_resolver_names_route_targets_mid_fabric(tmp_path: Path) -> None:
             assert vals[n]["ibwire.dr.node_guid"] == guid
             checked += 1
     assert checked > 5
+
+
+def test_unfilled_return_path_is_reported_not_used(tmp_path: Path) -> None:
+    """Some SMP sources leave ReturnPath as a copy of InitialPath: the links come
+    from NodeInfo.LocalPortNum all the same, and the mismatch is reported."""
+    from ibwire.encode import encode
+    topo = fat_tree()
+    packets = []
+    for pk in sweep(topo, _origin(topo), 1):
+        pkt = ibwire.decode(pk, IB)
+        paths = pkt.layer("smp_dr_paths")
+        if pkt["infiniband.mad.method"] & 0x80 and paths is not None:
+            paths.values["return_path"] = paths.values["initial_path"]
+            pk = encode(pkt, fill=True)
+        packets.append(pk)
+    fab = _build(tmp_path, packets)
+    assert _links(fab) == topo.link_set()
+    assert any("ReturnPath does not end in NodeInfo.LocalPortNum" in m for m in fab.missing)

@@ -54,6 +54,7 @@ class SmpView:
 
     # -- pass 1: identities -------------------------------------------------------
     def identify(self, exchanges: list[Exchange]) -> None:
+        mismatched = 0
         for ex in exchanges:
             mad = ex.response
             if mad is None or mad.mgmt_class not in (SMP_LID, SMP_DR) or not ok(mad):
@@ -72,9 +73,17 @@ class SmpView:
                 self.at_route[key].add(node.guid)
                 self.entered[key].add(v["local_port_num"])
                 self.route_seen[key].append((mad.ts, mad.frame))
+                # ReturnPath[HopCount] is the same ingress port, written by the node
+                # itself (C14-9:3); some SMP sources leave ReturnPath unfilled, so a
+                # mismatch is reported, and LocalPortNum used.
+                if mad.return_path and mad.return_path[-1] != v["local_port_num"]:
+                    mismatched += 1
             elif mad.slid is not None:
                 num = 0 if node.is_switch else v["local_port_num"]
                 self.lid_nodeinfo[mad.slid].add((node.guid, num))
+        if mismatched:
+            self.fab.missing.append(f"{mismatched} DR NodeInfo response(s) whose ReturnPath "
+                                    "does not end in NodeInfo.LocalPortNum (LocalPortNum used)")
         for lid, owners in self.lid_nodeinfo.items():
             if len(owners) == 1:
                 guid, num = next(iter(owners))
