@@ -85,8 +85,8 @@ ICMPV6_TYPES = {1: "Destination Unreachable", 2: "Packet Too Big", 3: "Time Exce
                 133: "Router Solicitation", 134: "Router Advertisement",
                 135: "Neighbor Solicitation", 136: "Neighbor Advertisement",
                 143: "Multicast Listener Report Message v2"}
-TCP_FLAGS = ((0x100, "NS"), (0x80, "CWR"), (0x40, "ECE"), (0x20, "URG"), (0x10, "ACK"),
-             (0x08, "PSH"), (0x04, "RST"), (0x02, "SYN"), (0x01, "FIN"))
+TCP_FLAGS = ((0x01, "FIN"), (0x02, "SYN"), (0x04, "RST"), (0x08, "PSH"), (0x10, "ACK"),
+             (0x20, "URG"), (0x40, "ECE"), (0x80, "CWR"), (0x100, "NS"))   # tshark's order
 
 
 @dataclass
@@ -96,6 +96,7 @@ class Inner:
     stack: list[str] = field(default_factory=list)   # frame.protocols continuation
     fields: dict[str, list[Any]] = field(default_factory=dict)
     info: str = ""                                    # Info column text ("" = none)
+    data: bytes | None = None                         # what tshark's `data` holds
 
     @property
     def top(self) -> str:
@@ -130,11 +131,13 @@ def _compute(pkt: Packet) -> Inner:
     name = last.layout.name
     data = pkt.data
     sc = _scapy()
+    # Inside IPoIB the IP packet ends with the IB payload (the ICRC and VCRC follow).
+    limit = pkt.payload_offset + len(pkt.payload) if pkt.layer("ipoib") else len(data)
     if name == "ip":
-        end = min(len(data), last.offset + max(last.values["len"], last.layout.size))
+        end = min(limit, last.offset + max(last.values["len"], last.layout.size))
         return _above(sc.inet.IP(data[last.offset:end]))
     if name == "ipv6":
-        end = min(len(data), last.offset + last.layout.size + last.values["plen"])
+        end = min(limit, last.offset + last.layout.size + last.values["plen"])
         return _above(sc.inet6.IPv6(data[last.offset:end]))
     if name in ("eth", "vlan") and last.values.get(
             "type" if name == "eth" else "etype") == ETHERTYPE_ARP:
@@ -154,8 +157,8 @@ def _above(ip: Any) -> Inner:
             _icmpv6(layer, out)
             return out          # tshark keeps ND options and echo data inside ICMPv6
         kind = sc.names.get(type(layer))
-        if kind is None:
-            out.stack.append("data")
+        if kind is None:              # a layer tshark would not name the same way
+            _data(layer.underlayer, out)
             return out
         out.stack.append(kind)
         if type(layer) is sc.inet.TCP:
@@ -164,13 +167,22 @@ def _above(ip: Any) -> Inner:
             _icmp(layer, ip, out)
         elif type(layer) is sc.inet.UDP:
             # UDP's fields are ibwire's own layout; its payload is tshark's `data`.
-            if len(bytes(layer.payload)) - len(_padding(layer)) > 0:
-                out.stack.append("data")
+            _data(layer, out)
             return out
         layer = layer.payload
     if isinstance(layer, sc.Raw) and len(layer.load) > 0:
         out.stack.append("data")
+        out.data = bytes(layer.load)
     return out
+
+
+def _data(layer: Any, out: Inner) -> None:
+    """A transport's payload (without Scapy's trailing Padding) as tshark's `data`."""
+    body = bytes(layer.payload)
+    body = body[:len(body) - len(_padding(layer))]
+    if body:
+        out.stack.append("data")
+        out.data = body
 
 
 def _padding(layer: Any) -> bytes:

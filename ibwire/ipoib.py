@@ -52,6 +52,7 @@ from ibwire.fields import (
 )
 from ibwire.headers.carriers import ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6
 from ibwire.headers.opcodes import OPCODES
+from ibwire.inner import add_fields
 from ibwire.packet import Layer, Packet
 
 LINKTYPE_IPOIB = 242
@@ -168,8 +169,7 @@ def _decode_body(pkt: Packet, etype: int, off: int, end: int, segment: bool = Fa
         if segment:
             pkt.problems[before:] = [p for p in pkt.problems[before:]
                                      if not _cut_by_segment(p)]
-        from ibwire import inner      # Scapy: imported only once IPoIB carries IP
-        inner.add_fields(pkt)
+        add_fields(pkt)     # TCP, ICMP, ... via Scapy (imported on first use)
     elif etype in (ETHERTYPE_ARP, ETHERTYPE_RARP) and end - off >= ARP_IPOIB.size \
             and pkt.data[off + 4] == IB_HW_ADDR_LEN and pkt.data[off + 5] == 4:
         take(pkt, ARP_IPOIB, off, end)
