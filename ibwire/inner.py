@@ -222,9 +222,12 @@ def _icmp(icmp: Any, ip: Any, out: Inner) -> None:
 
 
 def _icmpv6(icmp: Any, out: Inner) -> None:
+    # Every ICMPv6 message starts type, code, checksum; Scapy names the code field
+    # differently per message ("code", "res", ...), so take its first three fields.
+    code, cksum = (icmp.getfieldval(f.name) for f in icmp.fields_desc[1:3])
     _put(out, "icmpv6.type", icmp.type)
-    _put(out, "icmpv6.code", icmp.code)
-    _put(out, "icmpv6.checksum", icmp.cksum)
+    _put(out, "icmpv6.code", code)
+    _put(out, "icmpv6.checksum", cksum)
     text = ICMPV6_TYPES.get(icmp.type, f"Type {icmp.type}")
     i6 = _scapy().inet6
     if isinstance(icmp, (i6.ICMPv6EchoRequest, i6.ICMPv6EchoReply)):

@@ -106,7 +106,8 @@ def _mads() -> list[tuple[dict, bytes]]:
             (A, mad.mad_packet(r, slid=A["lid"], dlid=B["lid"]))]
     tid += 1
     req = mad.cm_mad("REQ", transaction_id=tid, local_comm_id=0x11, service_id=SERVICE_ID,
-                     local_qpn=A["rc_qp"], starting_psn=100)
+                     local_qpn=A["rc_qp"], starting_psn=100,
+                     primary_local_lid=A["lid"], primary_remote_lid=B["lid"])
     rep = mad.cm_mad("REP", transaction_id=tid, local_comm_id=0x22, remote_comm_id=0x11,
                      local_qpn=B["rc_qp"], starting_psn=500)
     rtu = mad.cm_mad("RTU", transaction_id=tid, local_comm_id=0x11, remote_comm_id=0x22)
