@@ -52,6 +52,7 @@ from ibwire.fields import (
 )
 from ibwire.headers.carriers import ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6
 from ibwire.headers.opcodes import OPCODES
+from ibwire.headers.routing import RWH
 from ibwire.inner import add_fields
 from ibwire.packet import Layer, Packet
 
@@ -69,6 +70,7 @@ MAD_QPS = (0, 1)
 GSI_QKEY = 0x80010000
 IB_HW_ADDR_LEN = 20           # IPoIB link address: flags/QPN (4) + GID (16)
 PSEUDO_HEADER_LEN = 40
+RWH_ETYPE = RWH.by_name["etype"].wsname
 
 REGISTRY.add_protocol("ipoib", "IP over Infiniband")
 REGISTRY.add_protocol("arp", "Address Resolution Protocol")
@@ -192,6 +194,9 @@ def decode_ipoib_payload(pkt: Packet, start: int, end: int) -> bool:
         return False
     hdr = take(pkt, IPOIB, start, end)
     if hdr is not None:
+        # Wireshark shows this EtherType inside InfiniBand as `infiniband.rwh.etype`
+        # ("IBA Payload - appears to be EtherType encapsulated"); `ipoib.type` too.
+        pkt.add(RWH_ETYPE, hdr.type)
         _decode_body(pkt, hdr.type, start + IPOIB.size, end,
                      segment=OPCODES[bth.opcode].name == "Send First")
     return True
