@@ -207,3 +207,15 @@ def test_erf_padding_alone_is_not_a_problem():
     rec = read_capture(CAPTURE)[1].data
     rlen = struct.unpack_from(">H", rec, 10)[0]
     assert rlen > len(rec) and ibwire.decode(rec, 197).problems == []
+
+
+def test_scapy_dissects_connected_mode_too():
+    from scapy.all import rdpcap
+
+    import ibwire.dissectors  # noqa: F401  (binds the layers)
+    frames = rdpcap(str(CAPTURE))
+    names = [[la.__name__ for la in frames[i].layers()] for i in (11, 17, 21, 22)]
+    assert names[0][:7] == ["ERF", "LRH", "BTH", "DETH", "IPoIB", "IP", "ICMP"]
+    assert names[1][:6] == ["ERF", "LRH", "BTH", "IPoIB", "IP", "ICMP"]   # RC SEND Only
+    assert names[2][:6] == ["ERF", "LRH", "BTH", "IPoIB", "IP", "TCP"]    # RC SEND First
+    assert "IPoIB" not in names[3]                                        # SEND Middle
