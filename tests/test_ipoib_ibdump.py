@@ -219,3 +219,14 @@ def test_scapy_dissects_connected_mode_too():
     assert names[1][:6] == ["ERF", "LRH", "BTH", "IPoIB", "IP", "ICMP"]   # RC SEND Only
     assert names[2][:6] == ["ERF", "LRH", "BTH", "IPoIB", "IP", "TCP"]    # RC SEND First
     assert "IPoIB" not in names[3]                                        # SEND Middle
+
+
+@pytest.mark.parametrize("expr", ["icmp", "tcp", "icmpv6", "arp", "udp", "icmp.type == 8",
+                                  "ip.src == 10.0.0.1", "erf.flags.cap == 1",
+                                  "tcp.port == 5201", "not icmp"])
+def test_display_filters_select_what_tshark_selects(expr):
+    need_tshark()
+    want = lines(tshark("-r", CAPTURE, "-Y", expr, "-T", "fields", "-e", "frame.number"))
+    rc, out, _ = run_cli("dump", "-r", CAPTURE, "-Y", expr, "-T", "fields",
+                         "-e", "frame.number")
+    assert rc == 0 and lines(out) == want and want
