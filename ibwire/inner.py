@@ -53,10 +53,8 @@ FIELDS: dict[str, tuple[str, str, str]] = {
 _ARP_SHARED = ("arp.opcode", "arp.src.proto_ipv4", "arp.dst.proto_ipv4")
 for _name, (_ft, _base, _label) in FIELDS.items():
     REGISTRY.add(_name, _ft, _label, _base)
-for _proto, _label in (("tcp", "Transmission Control Protocol"),
-                       ("icmp", "Internet Control Message Protocol"),
-                       ("icmpv6", "Internet Control Message Protocol v6")):
-    REGISTRY.add_protocol(_proto, _label)
+# (tcp, icmp, icmpv6 are not registered protocols: display filters find them in the
+# frame's protocol stack, as for Ethernet frames.)
 NAMES = frozenset(FIELDS) | frozenset(_ARP_SHARED)
 
 
