@@ -171,10 +171,7 @@ class Packet:
             if name == "infiniband":
                 return self.is_infiniband and any(
                     lay.layout.protocol == "infiniband" for lay in self.layers)
-            # Protocols without a layer (what IPoIB carries, via ibwire.inner) are
-            # present when one of their fields is.
-            return any(lay.layout.protocol == name for lay in self.layers) or any(
-                k.startswith(name + ".") for k in self.extras)
+            return any(lay.layout.protocol == name for lay in self.layers)
         return bool(self.values_of(name))
 
     def protocols(self) -> list[str]:
