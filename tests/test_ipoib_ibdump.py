@@ -230,3 +230,15 @@ def test_display_filters_select_what_tshark_selects(expr):
     rc, out, _ = run_cli("dump", "-r", CAPTURE, "-Y", expr, "-T", "fields",
                          "-e", "frame.number")
     assert rc == 0 and lines(out) == want and want
+
+
+def test_json_has_the_inner_protocols_as_tshark():
+    import json
+    need_tshark()
+    args = ["-T", "json", "-Y", "frame.number == 15 || frame.number == 22"]
+    ours = json.loads(run_cli("dump", "-r", CAPTURE, *args)[1])
+    theirs = json.loads(tshark("-r", CAPTURE, *args))
+    for a, b in zip(ours, theirs):
+        la, lb = a["_source"]["layers"], b["_source"]["layers"]
+        proto = "icmpv6" if "icmpv6" in lb else "tcp"
+        assert la[proto] and all(lb[proto][k] == v for k, v in la[proto].items()), proto
