@@ -242,3 +242,16 @@ def test_json_has_the_inner_protocols_as_tshark():
         la, lb = a["_source"]["layers"], b["_source"]["layers"]
         proto = "icmpv6" if "icmpv6" in lb else "tcp"
         assert la[proto] and all(lb[proto][k] == v for k, v in la[proto].items()), proto
+
+
+def test_pcapng_wrapped_records_read_clean_too(tmp_path):
+    from ibwire.capture import PcapngWriter
+    path = tmp_path / "ibdump.pcapng"
+    w = PcapngWriter(path)
+    w.add_interface(197)
+    for f in read_capture(CAPTURE):
+        w.write(f)
+    w.close()
+    pkts = list(ibwire.read(path))
+    assert len(pkts) == 27 and all(p.problems == [] for p in pkts)
+    assert sum(p.layer("ipoib") is not None for p in pkts) == 12
