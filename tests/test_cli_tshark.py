@@ -268,11 +268,30 @@ def test_crcs_wireshark_omits(group, name, frame):
     assert icrc.startswith("0x") and len(icrc) == 10 and len(vcrc) == 6
 
 
-def test_differences_both_ways_are_found(tmp_path):
-    """The comparison fails on a value ibwire prints where tshark prints none."""
-    rows = [{"infiniband.bth.psn": "5"}]
-    pkt = ibwire.decode(ibwire.encode(LRH(dlid=1, slid=2), BTH(opcode=0x04, destqp=5, psn=5),
-                                      payload=b"x" * 4), "ib")
-    assert not one_way_ok("infiniband.invariant.crc", pkt)   # not a MAD nor a CNP
-    assert not one_way_ok("infiniband.bth.psn", pkt)
-    assert rows[0].get("infiniband.invariant.crc", "") == ""
+class _SilentOracle:
+    """An oracle whose tshark printed nothing at all."""
+
+    def __init__(self, names: list[str], frames: int) -> None:
+        self.names = names
+        self.frames = frames
+
+    def get(self, path: Path) -> tuple[list[str], list[dict[str, str]]]:
+        return [], [{} for _ in range(self.frames)]
+
+
+def test_differences_both_ways_are_found():
+    """compare() reports a value ibwire prints where tshark prints none, and lets
+    through only the pinned one-way Wireshark mistakes."""
+    path = PCAPS / "rc_clean_roce2.pcap"
+    frames = list(ibwire.read(path))
+    names = ["infiniband.bth.psn", "infiniband.invariant.crc", "infiniband.bth.opcode"]
+    bad, unknown = compare(path, _SilentOracle(names, len(frames)))
+    assert unknown == []
+    assert sorted(bad) == sorted(names)                      # every frame, both fields
+    assert len(bad["infiniband.bth.psn"]) == len(frames)
+    assert bad["infiniband.bth.psn"][0] == (1, "", str(frames[0]["infiniband.bth.psn"]))
+    cnp = ibwire.decode(ibwire.encode(LRH(dlid=1, slid=2), BTH(opcode=0x81, destqp=5),
+                                      payload=bytes(16)), "ib")
+    assert one_way_ok("infiniband.invariant.crc", cnp)       # pinned: CNP
+    assert not one_way_ok("infiniband.invariant.crc", frames[0])
+    assert not one_way_ok("infiniband.bth.psn", cnp)
