@@ -128,6 +128,8 @@ def _compute(pkt: Packet) -> Inner:
         return _NONE
     name = last.layout.name
     data = pkt.data
+    if name not in ("ip", "ipv6", "eth", "vlan"):
+        return _NONE                  # (no Scapy import for InfiniBand/RoCE packets)
     sc = _scapy()
     # Inside IPoIB the IP packet ends with the IB payload (the ICRC and VCRC follow).
     limit = pkt.payload_offset + len(pkt.payload) if pkt.layer("ipoib") else len(data)
