@@ -111,13 +111,20 @@ def build_parser() -> Parser:
     _dump_args(dump)
     stats = sub.add_parser("stats", help="statistics of a capture",
                            usage="ibwire stats [options] FILE [-z SPEC ...]")
-    stats.add_argument("file", nargs="?")
-    stats.add_argument("-r", metavar="FILE")
-    stats.add_argument("-z", metavar="STATISTICS", action="append")
-    stats.add_argument("-c", metavar="N", type=int)
-    stats.add_argument("-d", metavar="udp.port==N,infiniband", action="append", default=[])
-    stats.add_argument("-n", action="store_true")
-    stats.add_argument("--no-color", dest="color", action="store_false", default=None)
+    stats.add_argument("file", nargs="?", help="capture file (or -r FILE); - for stdin")
+    stats.add_argument("-r", metavar="FILE",
+                       help="read packets from FILE (pcap, pcapng, ERF, .gz)")
+    stats.add_argument("-z", metavar="STATISTICS", action="append",
+                       help="statistics to print (repeatable; default: a useful set): "
+                       "io,phs io,stat,INTERVAL[,FILTER] conv,TYPE endpoints,TYPE "
+                       "ib,opcodes ib,mad expert")
+    stats.add_argument("-c", metavar="N", type=int, help="stop after reading N frames")
+    stats.add_argument("-d", metavar="udp.port==N,infiniband", action="append", default=[],
+                       help="decode UDP port N (or N-M) as RoCEv2")
+    stats.add_argument("-n", action="store_true",
+                       help="accepted (ibwire never resolves names)")
+    stats.add_argument("--no-color", dest="color", action="store_false", default=None,
+                       help="never colour")
     fields = sub.add_parser("fields", help="list every field (like tshark -G fields)",
                             usage="ibwire fields [--filter TEXT]")
     fields.add_argument("--filter", metavar="TEXT", help="only names containing TEXT")
