@@ -140,7 +140,7 @@ class Port:
                 if not cr.can_send(pkt.vl, nb):
                     cr.blocked(pkt.vl, nb, now)
                     continue
-                cr.on_send(pkt.vl, nb, now)
+                cr.on_send(pkt.vl, nb, now, pkt.tx)
             self._rr = (self._rr + i + 1) % n
             return src.take(now)
         return None

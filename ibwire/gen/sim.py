@@ -19,6 +19,7 @@ import ibwire
 from ibwire.capture import Frame
 from ibwire.gen.clock import Clock
 from ibwire.gen.config import GenConfig
+from ibwire.gen.credit_truth import credit_timeline
 from ibwire.gen.credits import CreditPort
 from ibwire.gen.ctx import Ctx
 from ibwire.gen.fabric import Fabric, make_hosts
@@ -138,7 +139,7 @@ class Simulation:
             d = pkt.data
             if port.credits is not None:
                 port.credits.on_fc_packet(d[2] >> 4, ((d[0] & 0xF) << 8) | d[1],
-                                          ((d[2] & 0xF) << 8) | d[3], pkt.tx)
+                                          ((d[2] & 0xF) << 8) | d[3], pkt.tx, self.clock.now)
                 port.kick()
             return
         stack.receive(pkt)
@@ -149,9 +150,10 @@ class Simulation:
             if cr is None:
                 continue
             for vl in self.vls:
-                data = cr.fc_packet(vl, init)
+                tx = self.net.next_tx()
+                data = cr.fc_packet(vl, init, self.clock.now, tx)
                 port.send_link(Pkt(src=port.index, dst=1 - port.index, kind="link", vl=vl,
-                                   data=data, tx=self.net.next_tx()))
+                                   data=data, tx=tx))
         if not self.finished:
             self.clock.after(self.cfg.fc_period_ns, self._fc_tick, False)
 
@@ -247,7 +249,8 @@ class Simulation:
                 rx = peer.vl[vl]
                 per_vl[str(vl)] = {"stalls": stalls, "fc_packets_sent_by_sender": s.fc_sent,
                                    "final_tbs": s.tbs, "receiver_overruns": rx.overruns,
-                                   "receiver_max_occupied_blocks": rx.max_occupied}
+                                   "receiver_max_occupied_blocks": rx.max_occupied,
+                                   **credit_timeline(s.log, self.tap, BASE_NS)}
             out["per_direction"][DIRS[port.index]] = per_vl
         return out
 

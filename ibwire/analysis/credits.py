@@ -1,0 +1,191 @@
+"""Link-level credits from a capture: per direction and VL (rules: docs/credits.md).
+
+    rep = analyze_credits(credit_columns("link.pcap"))
+    rep.per_vl[(0, 1)]["stall_count"]       # direction 0 (ERF interface 0), VL 1
+
+Frames become events of the sender they concern (`credits_kernel`): a data packet
+is a SEND of its sender, a flow-control packet is a SYNC of its own sender and a
+LIMIT of the opposite one. Event times are in the sender's clock: a capture point
+`tx_to_tap_ns` after the sender and `tap_to_rx_ns` before the receiver, on a link of
+`link_gbps` (serialisation), so a SEND starts at ts - tx_to_tap - serialisation and
+a LIMIT lands at ts + tap_to_rx. All zero (the default) reads timestamps as taken
+at the sender's port, which is what an HCA-side capture (ibdump) gives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ibwire.analysis.credit_input import TIME_COLUMN
+from ibwire.engines.credits_kernel import (
+    EV_INIT,
+    EV_LIMIT,
+    EV_SEND,
+    EV_SYNC,
+    NO_SYNC,
+    UNKNOWN,
+    run,
+)
+from ibwire.headers.link import LINK
+
+BLOCK_BYTES = 64
+VCRC_BYTES = 2
+MGMT_VL = 15
+LINK_OP_NORMAL, LINK_OP_INIT = 0, 1
+LPCRC_BAD = 0
+
+
+@dataclass
+class Geometry:
+    tx_to_tap_ns: int = 0
+    tap_to_rx_ns: int = 0
+    link_gbps: float | None = None
+
+    def ser_ns(self, nbytes: np.ndarray) -> np.ndarray:
+        if not self.link_gbps:
+            return np.zeros(nbytes.shape, np.int64)
+        return np.maximum(1, (nbytes * 8 / self.link_gbps).astype(np.int64))
+
+
+@dataclass
+class CreditReport:
+    events: dict[str, np.ndarray]            # sorted events and the kernel's outputs
+    stalls: list[dict[str, Any]]
+    per_vl: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
+    link_packets: int = 0
+    bad_link_packets: int = 0
+    vl15_packets: int = 0
+    data_packets: int = 0
+
+    @property
+    def has_link_packets(self) -> bool:
+        return self.link_packets > 0
+
+
+def directions(cols: dict[str, np.ndarray]) -> np.ndarray:
+    """Link direction of each frame: the ERF capture interface, else the pcapng one."""
+    cap = cols["erf.flags.cap"].astype(np.int64)
+    return np.where(cap >= 0, cap, np.maximum(cols["frame.interface_id"], 0)) & 1
+
+
+def packet_blocks(pktlen: np.ndarray) -> np.ndarray:
+    """64-byte blocks a data packet takes: LRH through VCRC is PktLen*4 + 2 bytes."""
+    return -(-(pktlen.astype(np.int64) * 4 + VCRC_BYTES) // BLOCK_BYTES)
+
+
+def build_events(cols: dict[str, np.ndarray], geo: Geometry) -> dict[str, np.ndarray]:
+    ts = cols[TIME_COLUMN].astype(np.int64)
+    d = directions(cols)
+    idx = np.arange(ts.shape[0], dtype=np.int64)
+    pktlen = cols["infiniband.lrh.pktlen"].astype(np.int64)
+    lvl = cols["infiniband.lrh.vl"].astype(np.int64)
+    data = (pktlen >= 0) & (lvl >= 0) & (lvl != MGMT_VL)
+    op = cols["infiniband_link.op"]
+    fc = ((op == LINK_OP_NORMAL) | (op == LINK_OP_INIT)) & \
+        (cols["infiniband_link.lpcrc.status"] != LPCRC_BAD)
+    fvl = cols["infiniband_link.vl"].astype(np.int64)
+    nbytes = pktlen[data] * 4 + VCRC_BYTES
+    parts = [
+        # (frame index, sender, vl, type, time, value)
+        (idx[data], d[data], lvl[data], np.full(nbytes.shape, EV_SEND),
+         ts[data] - geo.tx_to_tap_ns - geo.ser_ns(nbytes), packet_blocks(pktlen[data])),
+        (idx[fc], d[fc], fvl[fc], np.where(op[fc] == LINK_OP_INIT, EV_INIT, EV_SYNC),
+         ts[fc] - geo.tx_to_tap_ns - geo.ser_ns(np.full(int(fc.sum()), LINK.size)),
+         cols["infiniband_link.fctbs"][fc].astype(np.int64)),
+        (idx[fc], 1 - d[fc], fvl[fc], np.full(int(fc.sum()), EV_LIMIT),
+         ts[fc] + geo.tap_to_rx_ns, cols["infiniband_link.fccl"][fc].astype(np.int64)),
+    ]
+    frame, sender, vl, etype, t, val = (np.concatenate([p[k] for p in parts])
+                                        for k in range(6))
+    grp = sender * 16 + vl
+    prio = (etype != EV_LIMIT).astype(np.int64)      # a LIMIT lands before a SEND at equal t
+    order = np.lexsort((frame, prio, t, grp))
+    ev = {"frame": frame[order], "sender": sender[order], "vl": vl[order],
+          "etype": etype[order].astype(np.int8), "t": t[order], "val": val[order]}
+    ev["grp"] = grp[order].astype(np.int32)
+    return ev
+
+
+def analyze_credits(cols: dict[str, np.ndarray], geo: Geometry | None = None,
+                    python: bool = False) -> CreditReport:
+    """Replay the link's flow control; `python` runs the kernel's plain-Python twin."""
+    geo = geo or Geometry()
+    ev = build_events(cols, geo)
+    out = run(ev["grp"], ev["etype"], ev["t"], ev["val"].astype(np.int32), python=python)
+    ev.update({k: v for k, v in out.items() if k != "stalls"})
+    op = cols["infiniband_link.op"]
+    lvl = cols["infiniband.lrh.vl"]
+    rep = CreditReport(ev, _stalls(ev, out["stalls"]),
+                       link_packets=int((op >= 0).sum()),
+                       bad_link_packets=int(((op >= 0) &
+                                             (cols["infiniband_link.lpcrc.status"] ==
+                                              LPCRC_BAD)).sum()),
+                       vl15_packets=int((lvl == MGMT_VL).sum()),
+                       data_packets=int(((lvl >= 0) & (lvl != MGMT_VL)).sum()))
+    rep.per_vl = _summaries(ev, rep.stalls)
+    return rep
+
+
+def _stalls(ev: dict[str, np.ndarray], rows: np.ndarray) -> list[dict[str, Any]]:
+    out = []
+    send_pos = np.flatnonzero(ev["etype"] == EV_SEND)
+    for start_t, end_t, need, avail, first, last in rows.tolist():
+        k = np.searchsorted(send_pos, last)
+        nxt = int(send_pos[k]) if k < send_pos.shape[0] else -1
+        if nxt >= 0 and ev["grp"][nxt] != ev["grp"][last]:
+            nxt = -1
+        out.append({"sender": int(ev["sender"][first]), "vl": int(ev["vl"][first]),
+                    "start_ns": start_t, "end_ns": end_t, "duration_ns": end_t - start_t,
+                    "blocks_needed": need, "credits_available": avail,
+                    "released_by_frame": int(ev["frame"][last]) + 1,
+                    "packet_frame": int(ev["frame"][nxt]) + 1 if nxt >= 0 else None,
+                    "uncertain": bool(ev["uncertain"][first:last + 1].any())})
+    return out
+
+
+def _summaries(ev: dict[str, np.ndarray], stalls: list[dict[str, Any]]
+               ) -> dict[tuple[int, int], dict[str, Any]]:
+    res: dict[tuple[int, int], dict[str, Any]] = {}
+    for g in np.unique(ev["grp"]).tolist():
+        m = ev["grp"] == g
+        et, av, miss, val = ev["etype"][m], ev["avail"][m], ev["missing"][m], ev["val"][m]
+        known = av[(av != UNKNOWN) & (et != EV_SYNC) & (et != EV_INIT)]
+        syncs = (et == EV_SYNC) | (et == EV_INIT)
+        checked = (et == EV_SYNC) & (miss != NO_SYNC)
+        mine = [s for s in stalls if s["sender"] * 16 + s["vl"] == g]
+        res[(g // 16, g % 16)] = {
+            "data_packets": int((et == EV_SEND).sum()),
+            "blocks_sent": int(val[et == EV_SEND].sum()),
+            "updates_received": int((et == EV_LIMIT).sum()),
+            "updates_sent": int(syncs.sum()),
+            "fctbs_checked": int(checked.sum()),
+            "mismatches": int((checked & (miss > 0)).sum()),
+            "missing_blocks": int(miss[checked].sum()),
+            "min_credits": int(known.min()) if known.size else None,
+            "avg_credits": round(float(known.mean()), 3) if known.size else None,
+            "max_credits": int(known.max()) if known.size else None,
+            "buffer_blocks_inferred": int(known.max()) if known.size else None,
+            "stall_count": len(mine),
+            "stall_ns": int(sum(s["duration_ns"] for s in mine)),
+        }
+    return res
+
+
+def per_frame(rep: CreditReport, nframes: int) -> dict[str, np.ndarray]:
+    """Per-frame values: credits available to a data packet's sender after it, and the
+    stall (ns) that packet waited through; -1 where none applies."""
+    avail = np.full(nframes, -1, np.int64)
+    stall = np.full(nframes, -1, np.int64)
+    ev = rep.events
+    sends = (ev["etype"] == EV_SEND) & (ev["avail"] != UNKNOWN)
+    avail[ev["frame"][sends]] = ev["avail"][sends]
+    data = ev["frame"][ev["etype"] == EV_SEND]
+    stall[data] = 0
+    for s in rep.stalls:
+        if s["packet_frame"] is not None:
+            stall[s["packet_frame"] - 1] = s["duration_ns"]
+    return {"infiniband.analysis.credits_available": avail,
+            "infiniband.analysis.credit_stall": stall}
