@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import PCAPS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,8 +21,6 @@ from ibwire.engines.credits_kernel import (
 )
 from ibwire.gen.config import scenario
 from ibwire.gen.sim import simulate
-
-from conftest import PCAPS
 
 
 def _ev(rows):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 import ibwire
+from ibwire.format import format_field
 
 # Integer columns: (registry field name, dtype).
 INT_COLUMNS = (
@@ -39,9 +40,13 @@ INT_COLUMNS = (
     ("ipv6.tclass", np.int16),
     ("udp.srcport", np.int32),
     ("frame.len", np.int32),
+    ("macc.opcode", np.int32),
+    ("macc.pause_time", np.int32),
+    ("macc.cbfc.enbv", np.int32),
+    *((f"macc.cbfc.pause_time.c{i}", np.int32) for i in range(8)),
 )
 TIME_COLUMN = "frame.time_ns"        # capture timestamp, integer nanoseconds
-STRING_COLUMNS = ("ip.src", "ip.dst", "ipv6.src", "ipv6.dst")
+STRING_COLUMNS = ("ip.src", "ip.dst", "ipv6.src", "ipv6.dst", "eth.src", "eth.dst")
 ALL_NAMES = (TIME_COLUMN,) + tuple(n for n, _ in INT_COLUMNS) + STRING_COLUMNS
 
 
@@ -70,7 +75,7 @@ def credit_columns(path: str) -> dict[str, np.ndarray]:
             rows[name].append(-1 if v is None or isinstance(v, (bytes, str)) else int(v))
         for name in STRING_COLUMNS:
             v = _value(pkt, name)
-            rows[name].append("" if v is None else str(v))
+            rows[name].append("" if v is None else format_field(name, v))
     out: dict[str, np.ndarray] = {TIME_COLUMN: np.asarray(rows[TIME_COLUMN], np.int64)}
     for name, dt in INT_COLUMNS:
         out[name] = np.asarray(rows[name], np.int64).astype(dt)

@@ -63,7 +63,7 @@ def credit_timeline(log: list[tuple[int, str, int, int | None]], tap: Tap,
             open_at = None
     missing: list[list[int]] = []
     lost = 0
-    for t, kind, value, tx in log:                      # log order: FCTBS counts sends so far
+    for _t, kind, value, tx in log:                     # log order: FCTBS counts sends so far
         if kind == "send" and tap.first_frame(tx) is None:
             lost += value
         elif kind in ("sync", "init"):

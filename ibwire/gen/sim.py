@@ -26,6 +26,7 @@ from ibwire.gen.fabric import Fabric, make_hosts
 from ibwire.gen.faults import DIRS, Impairments
 from ibwire.gen.mgmt import Management
 from ibwire.gen.net import Net, Pkt, Port
+from ibwire.gen.pfc_sim import attach_pfc, on_pfc_frame, pfc_truth
 from ibwire.gen.qp import HostStack, RcEndpoint, make_messages
 from ibwire.gen.requester import Requester
 from ibwire.gen.responder import Responder
@@ -85,6 +86,8 @@ class Simulation:
             if cfg.link_credits:
                 cr = CreditPort(cfg.link_credits, self.vls, cfg.drain_gbps or cfg.link_rate)
             self.net.ports.append(Port(self.net, h.index, cfg.link_rate, cr))
+        if cfg.pfc:
+            attach_pfc(self, hosts)
         self.stacks = [HostStack(ctx, h) for h in hosts]
         for port, stack in zip(self.net.ports, self.stacks):
             port.receive = lambda pkt, port=port, stack=stack: self._receive(port, stack, pkt)
@@ -135,6 +138,9 @@ class Simulation:
 
     # -- link layer ----------------------------------------------------------------------
     def _receive(self, port: Port, stack: HostStack, pkt: Pkt) -> None:
+        if pkt.kind == "pfc":
+            on_pfc_frame(port, pkt)
+            return
         if pkt.kind == "link":
             d = pkt.data
             if port.credits is not None:
@@ -188,6 +194,8 @@ class Simulation:
         for port in self.net.ports:
             if port.credits is not None:
                 port.credits.close(self.clock.now)
+            if port.pfc is not None:
+                port.pfc.close()
         return GenResult(self.cfg, self.tap.frames, self.tap.linktype, self._truth(), self.tap)
 
     # -- ground truth ----------------------------------------------------------------------
@@ -222,6 +230,8 @@ class Simulation:
         }
         doc.update(self.truth.resolve(tap))
         doc["link"] = self._link_truth()
+        if cfg.pfc:
+            doc["pfc"] = pfc_truth(self)
         doc["sim"] = {"end_ns": self.clock.now, "events_run": self.clock.events_run,
                       "unclaimed_packets": sum(s.unclaimed for s in self.stacks)}
         return doc
