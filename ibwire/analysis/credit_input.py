@@ -51,6 +51,8 @@ ALL_NAMES = (TIME_COLUMN,) + tuple(n for n, _ in INT_COLUMNS) + STRING_COLUMNS
 
 
 def _value(pkt: ibwire.Packet, name: str) -> object:
+    if pkt.frame is None and name.startswith("frame."):
+        return None
     if name == "frame.number":
         return pkt.frame.index + 1
     if name == "frame.interface_id":
@@ -65,20 +67,35 @@ def _value(pkt: ibwire.Packet, name: str) -> object:
         return None
 
 
-def credit_columns(path: str) -> dict[str, np.ndarray]:
-    """Read `path` into the columns listed in ALL_NAMES (one row per frame)."""
-    rows: dict[str, list] = {n: [] for n in ALL_NAMES}
-    for pkt in ibwire.read(path):
-        rows[TIME_COLUMN].append(pkt.frame.ts_ns)
+class ColumnBuilder:
+    """Collects the columns one decoded packet at a time (also for `-z` collectors)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list] = {n: [] for n in ALL_NAMES}
+
+    def add(self, pkt: ibwire.Packet) -> None:
+        rows = self.rows
+        rows[TIME_COLUMN].append(pkt.frame.ts_ns if pkt.frame is not None else 0)
         for name, _ in INT_COLUMNS:
             v = _value(pkt, name)
             rows[name].append(-1 if v is None or isinstance(v, (bytes, str)) else int(v))
         for name in STRING_COLUMNS:
             v = _value(pkt, name)
             rows[name].append("" if v is None else format_field(name, v))
-    out: dict[str, np.ndarray] = {TIME_COLUMN: np.asarray(rows[TIME_COLUMN], np.int64)}
-    for name, dt in INT_COLUMNS:
-        out[name] = np.asarray(rows[name], np.int64).astype(dt)
-    for name in STRING_COLUMNS:
-        out[name] = np.asarray(rows[name], dtype=object)
-    return out
+
+    def finish(self) -> dict[str, np.ndarray]:
+        rows = self.rows
+        out: dict[str, np.ndarray] = {TIME_COLUMN: np.asarray(rows[TIME_COLUMN], np.int64)}
+        for name, dt in INT_COLUMNS:
+            out[name] = np.asarray(rows[name], np.int64).astype(dt)
+        for name in STRING_COLUMNS:
+            out[name] = np.asarray(rows[name], dtype=object)
+        return out
+
+
+def credit_columns(path: str) -> dict[str, np.ndarray]:
+    """Read `path` into the columns listed in ALL_NAMES (one row per frame)."""
+    b = ColumnBuilder()
+    for pkt in ibwire.read(path):
+        b.add(pkt)
+    return b.finish()
