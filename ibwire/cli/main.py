@@ -99,7 +99,7 @@ Exit status: 0 ok, 1 bad input file, 2 bad usage."""
 
 
 def build_parser() -> Parser:
-    top = Parser(prog="ibwire", usage="ibwire {dump,stats,fields,gen} ...",
+    top = Parser(prog="ibwire", usage="ibwire {dump,stats,fields,credits,gen} ...",
                  description="InfiniBand and RoCE capture analyzer with tshark's flags.")
     from ibwire import __version__
     top.add_argument("--version", action="version", version=f"ibwire {__version__}")
@@ -120,6 +120,8 @@ def build_parser() -> Parser:
     fields = sub.add_parser("fields", help="list every field (like tshark -G fields)",
                             usage="ibwire fields [--filter TEXT]")
     fields.add_argument("--filter", metavar="TEXT", help="only names containing TEXT")
+    from ibwire.cli.credits import add_parser as add_credits
+    add_credits(sub)
     _add_gen(sub)
     return top
 
@@ -138,11 +140,12 @@ def _add_gen(sub: Any) -> None:
 
 
 def _usage_line(argv: Sequence[str]) -> str:
-    cmd = next((a for a in argv if a in ("dump", "stats", "fields", "gen")), None)
+    cmd = next((a for a in argv if a in ("dump", "stats", "fields", "credits", "gen")), None)
     usages = {"dump": "ibwire dump [options] [-r] FILE", "stats":
               "ibwire stats [options] FILE [-z SPEC ...]", "fields":
-              "ibwire fields [--filter TEXT]", "gen": "ibwire gen ..."}
-    return "usage: " + usages.get(cmd or "", "ibwire {dump,stats,fields,gen} ...") + \
+              "ibwire fields [--filter TEXT]", "credits": "ibwire credits [options] FILE",
+              "gen": "ibwire gen ..."}
+    return "usage: " + usages.get(cmd or "", "ibwire {dump,stats,fields,credits,gen} ...") + \
         f" (see ibwire {cmd + ' ' if cmd else ''}--help)"
 
 
@@ -165,10 +168,13 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.command == "fields":
         from ibwire.cli.fieldlist import run as run_fields
         return run_fields(args, out)
+    if args.command == "credits":
+        from ibwire.cli.credits import run as run_credits
+        return run_credits(args, out)
     if args.command == "gen":
         gen = importlib.import_module("ibwire.gen.cli")
         return int(gen.run(args) or 0)
-    raise UsageError("a command is required: dump, stats, fields, gen "
+    raise UsageError("a command is required: dump, stats, fields, credits, gen "
                      "(or tshark's flags: ibwire -r FILE ...)")
 
 
