@@ -54,7 +54,7 @@ def congestion(cols: dict[str, np.ndarray]) -> dict[str, Any]:
         f = flows.setdefault(key, {"src": key[0], "dst": key[1], "dest_qp": key[2],
                                    "packets": 0, "bytes": 0, "ce": 0, "fecn": 0, "becn": 0,
                                    "cnps": 0, "first_mark_ns": None, "first_cnp_ns": None,
-                                   "last_cnp_ns": None, "delays": [], "cause_frames": []})
+                                   "last_cnp_ns": None, "delays": [], "cnp_causes": []})
         t = int(ts[i])
         if cnp[i]:
             f["cnps"] += 1
@@ -63,7 +63,7 @@ def congestion(cols: dict[str, np.ndarray]) -> dict[str, Any]:
             back = marks.get((key[1], key[0]))
             if back:
                 f["delays"].append(t - back[-1][0])
-                f["cause_frames"].append(back[-1][1])
+                f["cnp_causes"].append([int(cols["frame.number"][i]), back[-1][1]])
             continue
         f["packets"] += 1
         f["bytes"] += int(cols["frame.len"][i])
@@ -76,7 +76,7 @@ def congestion(cols: dict[str, np.ndarray]) -> dict[str, Any]:
     for f in flows.values():
         delays = f.pop("delays")
         if not f["cnps"]:
-            del f["cause_frames"]
+            del f["cnp_causes"]
             continue
         span = f["last_cnp_ns"] - f["first_cnp_ns"]
         f["cnp_rate_per_s"] = round((f["cnps"] - 1) * NS / span, 3) if span > 0 else None

@@ -7,6 +7,7 @@ import argparse
 import json
 from typing import Any
 
+import ibwire.analysis.credit_fields  # noqa: F401 - registers the per-frame analysis fields
 from ibwire.analysis.credit_input import credit_columns
 from ibwire.analysis.link_report import LinkOptions, link_report
 from ibwire.analysis.pfc import PRIO_MAPS
@@ -54,8 +55,32 @@ def _table(out: Output, head: list[str], rows: list[list[Any]]) -> None:
                            for i, (c, w) in enumerate(zip(r, widths))).rstrip())
 
 
-def render(doc: dict[str, Any], out: Output, stalls: bool = False,
-           pauses: bool = False) -> None:
+SECTIONS = ("credits", "pfc", "ecn", "qos")
+
+
+class Lines:
+    """An Output stand-in that keeps the lines (for `-z` statistics)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def line(self, text: str, style: str | None = None) -> None:
+        self.lines.append(text)
+
+
+def render(doc: dict[str, Any], out: Output | Lines, stalls: bool = False,
+           pauses: bool = False, sections: tuple[str, ...] = SECTIONS) -> None:
+    if "credits" in sections:
+        _credits(doc, out, stalls)
+    if "pfc" in sections:
+        _pfc(doc, out, pauses, always="credits" not in sections)
+    if "ecn" in sections:
+        _ecn(doc, out)
+    if "qos" in sections:
+        _qos(doc, out)
+
+
+def _credits(doc: dict[str, Any], out: Output | Lines, stalls: bool) -> None:
     lc = doc["link_credits"]
     out.line("Link-level credits (IBA 7.9; 64-byte blocks, 12-bit counters)")
     if not lc["link_packets"]:
@@ -88,7 +113,12 @@ def render(doc: dict[str, Any], out: Output, stalls: bool = False,
                      s["blocks_needed"], s["credits_available"], s["released_by_frame"],
                      s["packet_frame"], "yes" if s["uncertain"] else ""]
                     for s in lc["stalls"]])
+
+
+def _pfc(doc: dict[str, Any], out: Output | Lines, pauses: bool, always: bool) -> None:
     pfc = doc["pfc"]
+    if not pfc["pause_frames"] and always:
+        out.line("Priority flow control: no PAUSE or PFC frames")
     if pfc["pause_frames"]:
         out.line("")
         out.line(f"Priority flow control: {pfc['pause_frames']} PAUSE/PFC frames "
@@ -108,6 +138,9 @@ def render(doc: dict[str, Any], out: Output, stalls: bool = False,
                    [[f"  {i['port']}", i["priority"], i["start_ns"], _t(i["duration_ns"]),
                      i["ended_by"], f"{i['start_frame']}-{i['end_frame'] or ''}"]
                     for i in pfc["intervals"]])
+
+
+def _ecn(doc: dict[str, Any], out: Output | Lines) -> None:
     cg = doc["congestion"]
     out.line("")
     out.line(f"Congestion: {cg['ce_marks']} ECN CE marks, {cg['fecn']} FECN, {cg['becn']} "
@@ -119,6 +152,9 @@ def render(doc: dict[str, Any], out: Output, stalls: bool = False,
                [[f"  {f['src']}->{f['dst']} QP {f['dest_qp']:#08x}", f["packets"], f["ce"],
                  f["fecn"], f["becn"], f["cnps"], _t(f.get("mark_to_cnp_ns")),
                  f.get("cnp_rate_per_s")] for f in marked])
+
+
+def _qos(doc: dict[str, Any], out: Output | Lines) -> None:
     out.line("")
     out.line("QoS (packets / bytes)")
     for key, label in (("sl", "SL"), ("vl", "VL"), ("p_key", "P_Key"),
