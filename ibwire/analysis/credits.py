@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ibwire.analysis.credit_input import TIME_COLUMN
+from ibwire.engines.credits_events import build
 from ibwire.engines.credits_kernel import (
     EV_INIT,
     EV_LIMIT,
@@ -76,36 +77,23 @@ def packet_blocks(pktlen: np.ndarray) -> np.ndarray:
     return -(-(pktlen.astype(np.int64) * 4 + VCRC_BYTES) // BLOCK_BYTES)
 
 
-def build_events(cols: dict[str, np.ndarray], geo: Geometry) -> dict[str, np.ndarray]:
-    ts = cols[TIME_COLUMN].astype(np.int64)
-    d = directions(cols)
-    idx = np.arange(ts.shape[0], dtype=np.int64)
-    pktlen = cols["infiniband.lrh.pktlen"].astype(np.int64)
-    lvl = cols["infiniband.lrh.vl"].astype(np.int64)
-    data = (pktlen >= 0) & (lvl >= 0) & (lvl != MGMT_VL)
-    op = cols["infiniband_link.op"]
-    fc = ((op == LINK_OP_NORMAL) | (op == LINK_OP_INIT)) & \
-        (cols["infiniband_link.lpcrc.status"] != LPCRC_BAD)
-    fvl = cols["infiniband_link.vl"].astype(np.int64)
-    nbytes = pktlen[data] * 4 + VCRC_BYTES
-    parts = [
-        # (frame index, sender, vl, type, time, value)
-        (idx[data], d[data], lvl[data], np.full(nbytes.shape, EV_SEND),
-         ts[data] - geo.tx_to_tap_ns - geo.ser_ns(nbytes), packet_blocks(pktlen[data])),
-        (idx[fc], d[fc], fvl[fc], np.where(op[fc] == LINK_OP_INIT, EV_INIT, EV_SYNC),
-         ts[fc] - geo.tx_to_tap_ns - geo.ser_ns(np.full(int(fc.sum()), LINK.size)),
-         cols["infiniband_link.fctbs"][fc].astype(np.int64)),
-        (idx[fc], 1 - d[fc], fvl[fc], np.full(int(fc.sum()), EV_LIMIT),
-         ts[fc] + geo.tap_to_rx_ns, cols["infiniband_link.fccl"][fc].astype(np.int64)),
-    ]
-    frame, sender, vl, etype, t, val = (np.concatenate([p[k] for p in parts])
-                                        for k in range(6))
-    grp = sender * 16 + vl
-    prio = (etype != EV_LIMIT).astype(np.int64)      # a LIMIT lands before a SEND at equal t
-    order = np.lexsort((frame, prio, t, grp))
-    ev = {"frame": frame[order], "sender": sender[order], "vl": vl[order],
-          "etype": etype[order].astype(np.int8), "t": t[order], "val": val[order]}
-    ev["grp"] = grp[order].astype(np.int32)
+def build_events(cols: dict[str, np.ndarray], geo: Geometry, python: bool = False
+                 ) -> dict[str, np.ndarray]:
+    """Frames to sorted credit events (`ibwire.engines.credits_events`)."""
+    n = int(cols[TIME_COLUMN].shape[0])
+    c = {k: np.ascontiguousarray(cols[k]) for k in (
+        TIME_COLUMN, "erf.flags.cap", "frame.interface_id", "infiniband.lrh.pktlen",
+        "infiniband.lrh.vl", "infiniband_link.op", "infiniband_link.vl",
+        "infiniband_link.fctbs", "infiniband_link.fccl", "infiniband_link.lpcrc.status")}
+    ev = {"frame": np.empty(2 * n, np.int64), "sender": np.empty(2 * n, np.int64),
+          "vl": np.empty(2 * n, np.int64), "etype": np.empty(2 * n, np.int8),
+          "t": np.empty(2 * n, np.int64), "val": np.empty(2 * n, np.int64)}
+    fn = build.py_func if python else build
+    m = fn(*c.values(), LINK.size, geo.tx_to_tap_ns, geo.tap_to_rx_ns,
+           float(geo.link_gbps or 0.0), ev["frame"], ev["sender"], ev["vl"], ev["etype"],
+           ev["t"], ev["val"])
+    ev = {k: v[:m] for k, v in ev.items()}
+    ev["grp"] = (ev["sender"] * 16 + ev["vl"]).astype(np.int32)
     return ev
 
 
@@ -113,7 +101,7 @@ def analyze_credits(cols: dict[str, np.ndarray], geo: Geometry | None = None,
                     python: bool = False) -> CreditReport:
     """Replay the link's flow control; `python` runs the kernel's plain-Python twin."""
     geo = geo or Geometry()
-    ev = build_events(cols, geo)
+    ev = build_events(cols, geo, python)
     out = run(ev["grp"], ev["etype"], ev["t"], ev["val"].astype(np.int32), python=python)
     ev.update({k: v for k, v in out.items() if k != "stalls"})
     op = cols["infiniband_link.op"]
@@ -130,20 +118,23 @@ def analyze_credits(cols: dict[str, np.ndarray], geo: Geometry | None = None,
 
 
 def _stalls(ev: dict[str, np.ndarray], rows: np.ndarray) -> list[dict[str, Any]]:
-    out = []
+    if not rows.shape[0]:
+        return []
+    first, last = rows[:, 4], rows[:, 5]
     send_pos = np.flatnonzero(ev["etype"] == EV_SEND)
-    for start_t, end_t, need, avail, first, last in rows.tolist():
-        k = np.searchsorted(send_pos, last)
-        nxt = int(send_pos[k]) if k < send_pos.shape[0] else -1
-        if nxt >= 0 and ev["grp"][nxt] != ev["grp"][last]:
-            nxt = -1
-        out.append({"sender": int(ev["sender"][first]), "vl": int(ev["vl"][first]),
-                    "start_ns": start_t, "end_ns": end_t, "duration_ns": end_t - start_t,
-                    "blocks_needed": need, "credits_available": avail,
-                    "released_by_frame": int(ev["frame"][last]) + 1,
-                    "packet_frame": int(ev["frame"][nxt]) + 1 if nxt >= 0 else None,
-                    "uncertain": bool(ev["uncertain"][first:last + 1].any())})
-    return out
+    k = np.searchsorted(send_pos, last)
+    nxt = send_pos[np.minimum(k, max(send_pos.shape[0] - 1, 0))] if send_pos.size else last
+    ok = (k < send_pos.shape[0]) & (ev["grp"][nxt] == ev["grp"][last])
+    packet = np.where(ok, ev["frame"][nxt] + 1, -1)
+    unc = np.cumsum(np.concatenate([[0], ev["uncertain"].astype(np.int64)]))
+    uncertain = (unc[last + 1] - unc[first]) > 0
+    cols = zip(ev["sender"][first].tolist(), ev["vl"][first].tolist(), rows[:, 0].tolist(),
+               rows[:, 1].tolist(), rows[:, 2].tolist(), rows[:, 3].tolist(),
+               (ev["frame"][last] + 1).tolist(), packet.tolist(), uncertain.tolist())
+    return [{"sender": s, "vl": v, "start_ns": a, "end_ns": b, "duration_ns": b - a,
+             "blocks_needed": need, "credits_available": av, "released_by_frame": rel,
+             "packet_frame": p if p > 0 else None, "uncertain": u}
+            for s, v, a, b, need, av, rel, p, u in cols]
 
 
 def _summaries(ev: dict[str, np.ndarray], stalls: list[dict[str, Any]]
