@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from ibwire.analysis.credit_input import TIME_COLUMN
-from ibwire.engines.credits_events import build
+from ibwire.crc import CrcStatus
+from ibwire.engines.credits_events import BLOCK_BYTES, MGMT_VL, VCRC_BYTES, build
 from ibwire.engines.credits_kernel import (
     EV_INIT,
     EV_LIMIT,
@@ -32,11 +33,7 @@ from ibwire.engines.credits_kernel import (
 )
 from ibwire.headers.link import LINK
 
-BLOCK_BYTES = 64
-VCRC_BYTES = 2
-MGMT_VL = 15
-LINK_OP_NORMAL, LINK_OP_INIT = 0, 1
-LPCRC_BAD = 0
+LPCRC_BAD = int(CrcStatus.BAD)
 
 
 @dataclass

@@ -13,12 +13,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ibwire.crc import CrcStatus
 from ibwire.engines.credits_kernel import EV_INIT, EV_LIMIT, EV_SEND, EV_SYNC
 
 GROUPS = 32
-MGMT_VL = 15
-VCRC_BYTES = 2
+MGMT_VL = 15                          # VL15 (subnet management) is not flow controlled
+VCRC_BYTES = 2                        # a packet's blocks count LRH .. VCRC
 BLOCK_BYTES = 64
+LINK_OP_NORMAL, LINK_OP_INIT = 0, 1   # IBA §7.9.4 link packet operands (LINK_OPS)
+LPCRC_BAD = int(CrcStatus.BAD)
 
 
 @njit(cache=True)
@@ -54,7 +57,8 @@ def build(ts, cap, iface, pktlen, lvl, op, fvl, fctbs, fccl, lpcrc, link_bytes, 
         if pktlen[i] >= 0 and lvl[i] >= 0 and lvl[i] != MGMT_VL:
             kind[i] = 1
             own_n[d[i] * 16 + lvl[i]] += 1
-        elif (op[i] == 0 or op[i] == 1) and lpcrc[i] != 0 and fvl[i] >= 0:
+        elif (op[i] == LINK_OP_NORMAL or op[i] == LINK_OP_INIT) and lpcrc[i] != LPCRC_BAD \
+                and fvl[i] >= 0:
             kind[i] = 2
             own_n[d[i] * 16 + fvl[i]] += 1
             lim_n[(1 - d[i]) * 16 + fvl[i]] += 1
@@ -93,7 +97,7 @@ def build(ts, cap, iface, pktlen, lvl, op, fvl, fctbs, fccl, lpcrc, link_bytes, 
             j = own_fill[g]
             o_fr[j] = i
             o_t[j] = ts[i] - tx_tap - _ser(link_bytes, gbps)
-            o_ty[j] = EV_INIT if op[i] == 1 else EV_SYNC
+            o_ty[j] = EV_INIT if op[i] == LINK_OP_INIT else EV_SYNC
             o_v[j] = fctbs[i]
             own_fill[g] += 1
             g2 = (1 - s) * 16 + fvl[i]
