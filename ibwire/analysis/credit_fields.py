@@ -42,10 +42,11 @@ for _name, (_ft, _label) in FIELDS.items():
     REGISTRY.add(_name, _ft, _label)
 
 
-def credit_fields(path: str, opts: LinkOptions | None = None) -> dict[str, np.ndarray]:
+def credit_fields(path: str, opts: LinkOptions | None = None,
+                  strict: bool = True) -> dict[str, np.ndarray]:
     """Per-frame values of every field in FIELDS for the capture at `path`."""
     opts = opts or LinkOptions()
-    cols = credit_columns(path)
+    cols = credit_columns(path, strict)
     n = int(cols["frame.number"].shape[0])
     out = {name: np.full(n, ABSENT, np.int64) for name in FIELDS}
     rep = analyze_credits(cols, Geometry(opts.tx_to_tap_ns, opts.tap_to_rx_ns,

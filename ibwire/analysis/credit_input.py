@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 import ibwire
+from ibwire.capture.frame import CaptureError
 from ibwire.format import format_field
 
 # Integer columns: (registry field name, dtype).
@@ -93,9 +94,15 @@ class ColumnBuilder:
         return out
 
 
-def credit_columns(path: str) -> dict[str, np.ndarray]:
-    """Read `path` into the columns listed in ALL_NAMES (one row per frame)."""
+def credit_columns(path: str, strict: bool = True) -> dict[str, np.ndarray]:
+    """Read `path` into the columns listed in ALL_NAMES (one row per frame). A damaged
+    file raises CaptureError, unless `strict` is off: then the frames before the
+    damage are kept (the caller's reader reports the error)."""
     b = ColumnBuilder()
-    for pkt in ibwire.read(path):
-        b.add(pkt)
+    try:
+        for pkt in ibwire.read(path):
+            b.add(pkt)
+    except CaptureError:
+        if strict:
+            raise
     return b.finish()
