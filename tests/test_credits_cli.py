@@ -141,3 +141,21 @@ def test_event_builder_twin_and_unsorted_input():
     for g in np.unique(a["grp"]):
         t = a["t"][a["grp"] == g]
         assert (np.diff(t) >= 0).all()
+
+
+def test_field_provider_values_and_expert():
+    """With the analysis field providers (ibwire.analysis.providers), the credit
+    fields reach packets; skipped where that mechanism is absent."""
+    pytest.importorskip("ibwire.analysis.providers")
+    from ibwire.analysis.credits_provider import CREDITS_PROVIDER, _expert
+
+    values = CREDITS_PROVIDER.run(LINK)
+    f = credit_fields(LINK)
+    row = int(np.flatnonzero(f["infiniband.analysis.credit_stall"] > 0)[0])
+    v = values(row)
+    assert v["infiniband.analysis.credit_stall"] == f["infiniband.analysis.credit_stall"][row]
+    assert values(10**9) == {}
+    items = _expert({"infiniband.analysis.fctbs_missing_blocks": 9,
+                     "infiniband.analysis.credit_stall": 0,
+                     "infiniband.analysis.credits_available": -3, "ibwire.pfc.paused": 1})
+    assert [i[0] for i in items] == ["Warn", "Error", "Note"]
