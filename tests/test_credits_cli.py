@@ -13,7 +13,7 @@ import pytest
 from conftest import PCAPS
 
 from ibwire.analysis.credit_fields import ABSENT, FIELDS, credit_fields
-from ibwire.analysis.credit_input import credit_columns
+from ibwire.analysis.credit_input import TIME_COLUMN, credit_columns
 from ibwire.analysis.credits import Geometry, build_events
 from ibwire.analysis.link_report import LinkOptions
 from ibwire.cli.main import main
@@ -135,7 +135,7 @@ def test_event_builder_twin_and_unsorted_input():
     # shuffled timestamps (a hostile capture): still sorted per group, twins agree
     rng = np.random.default_rng(1)
     cols = dict(cols)
-    cols["frame.time_ns"] = rng.permutation(cols["frame.time_ns"])
+    cols[TIME_COLUMN] = rng.permutation(cols[TIME_COLUMN])
     a, b = build_events(cols, geo), build_events(cols, geo, python=True)
     assert all(np.array_equal(a[k], b[k]) for k in a)
     for g in np.unique(a["grp"]):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ibwire.analysis.congestion import congestion
-from ibwire.analysis.credit_input import credit_columns
+from ibwire.analysis.credit_input import TIME_COLUMN, credit_columns
 from ibwire.analysis.credits import Geometry, analyze_credits
 from ibwire.analysis.link_report import DEFAULT_ROCE_GBPS, LinkOptions
 from ibwire.analysis.pfc import analyze_pfc, pause_events, priorities
@@ -72,7 +72,7 @@ def credit_fields(path: str, opts: LinkOptions | None = None,
                                      opts.prio_map).intervals, out["ibwire.pfc.paused"],
                    opts)
     cnp_col = out["ibwire.ecn.mark_to_cnp_ns"]
-    ts = cols["frame.time_ns"]
+    ts = cols[TIME_COLUMN]
     for f in congestion(cols)["flows"]:
         for cnp, cause in f.get("cnp_causes", []):
             cnp_col[cnp - 1] = int(ts[cnp - 1] - ts[cause - 1])
@@ -82,7 +82,7 @@ def credit_fields(path: str, opts: LinkOptions | None = None,
 def _paused_frames(cols: dict[str, np.ndarray], intervals: list[dict], out: np.ndarray,
                    opts: LinkOptions) -> None:
     prio = priorities(cols, opts.prio_map)
-    ts = cols["frame.time_ns"]
+    ts = cols[TIME_COLUMN]
     mac = cols["eth.src"]
     roce = (cols["infiniband.bth.opcode"] >= 0) & (prio >= 0)
     out[roce] = 0

@@ -46,7 +46,7 @@ INT_COLUMNS = (
     ("macc.cbfc.enbv", np.int32),
     *((f"macc.cbfc.pause_time.c{i}", np.int32) for i in range(8)),
 )
-TIME_COLUMN = "frame.time_ns"        # capture timestamp, integer nanoseconds
+TIME_COLUMN = "ibwire.frame.time_ns"   # capture timestamp, integer ns (the bulk reader's name)
 STRING_COLUMNS = ("ip.src", "ip.dst", "ipv6.src", "ipv6.dst", "eth.src", "eth.dst")
 ALL_NAMES = (TIME_COLUMN,) + tuple(n for n, _ in INT_COLUMNS) + STRING_COLUMNS
 
