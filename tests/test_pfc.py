@@ -6,6 +6,7 @@ import os
 import subprocess
 import tempfile
 
+import numpy as np
 import pytest
 from conftest import PCAPS, need_tshark
 
@@ -137,3 +138,19 @@ def test_pause_intervals_equal_truth(seed, extra):
     # the paused priority carries the RoCE flows of the paused port
     for (_port, prio), flows in rep.flows.items():
         assert prio == 3 and flows and all(f["packets"] > 0 for f in flows)
+
+
+def test_priority_maps():
+    from ibwire.analysis.pfc import parse_prio_map, priorities
+
+    cols = {"vlan.priority": np.array([5, -1, -1, -1]),
+            "ip.dsfield.dscp": np.array([26, 26, 48, -1]),
+            "ipv6.tclass": np.array([-1, -1, -1, 46 << 2 | 3])}
+    assert priorities(cols, "auto").tolist() == [5, 3, 6, 5]
+    assert priorities(cols, "pcp").tolist() == [5, -1, -1, -1]
+    assert priorities(cols, "dscp").tolist() == [3, 3, 6, 5]
+    assert priorities(cols, "dscp:26=4,46=1").tolist() == [4, 4, 6, 1]
+    assert parse_prio_map("dscp:0x1a=3") == {26: 3}
+    for bad in ("dscp:64=1", "dscp:1=8", "dscp:", "prio", "dscp:a=b"):
+        with pytest.raises(ValueError):
+            parse_prio_map(bad)

@@ -33,15 +33,40 @@ class PfcReport:
     flows: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
 
 
+def parse_prio_map(text: str) -> dict[int, int] | None:
+    """`dscp:26=3,48=6` -> {26: 3, 48: 6}; the named maps -> None. ValueError if bad."""
+    if text in PRIO_MAPS:
+        return None
+    head, _, body = text.partition(":")
+    table = {}
+    for part in body.split(",") if head == "dscp" and body else ():
+        k, _, v = part.partition("=")
+        try:
+            dscp, prio = int(k, 0), int(v, 0)
+        except ValueError:
+            raise ValueError(f"bad DSCP mapping entry {part!r}") from None
+        if not (0 <= dscp < 64 and 0 <= prio < PFC_PRIORITIES):
+            raise ValueError(f"DSCP 0..63 to priority 0..7, not {part!r}")
+        table[dscp] = prio
+    if not table:
+        raise ValueError(f"priority map must be {', '.join(PRIO_MAPS)} or dscp:D=P[,D=P...]")
+    return table
+
+
 def priorities(cols: dict[str, np.ndarray], prio_map: str = "auto") -> np.ndarray:
-    """The 802.1p priority of each frame: VLAN PCP, or DSCP >> 3 (8-class mapping)."""
-    if prio_map not in PRIO_MAPS:
-        raise ValueError(f"prio_map must be one of {', '.join(PRIO_MAPS)}")
+    """The 802.1p priority of each frame: VLAN PCP, or DSCP >> 3 (8-class mapping), or
+    an explicit DSCP table (`dscp:26=3,48=6`; other DSCPs map by DSCP >> 3)."""
+    table = parse_prio_map(prio_map)
     pcp = cols["vlan.priority"].astype(np.int64)
     dscp = cols["ip.dsfield.dscp"].astype(np.int64)
     tclass = cols["ipv6.tclass"].astype(np.int64)
     dscp = np.where(dscp >= 0, dscp, np.where(tclass >= 0, tclass >> 2, -1))
     by_dscp = np.where(dscp >= 0, dscp >> 3, -1)
+    if table is not None:
+        lut = np.arange(64, dtype=np.int64) >> 3
+        for k, v in table.items():
+            lut[k] = v
+        return np.where(dscp >= 0, lut[np.maximum(dscp, 0)], -1)
     if prio_map == "pcp":
         return pcp
     if prio_map == "dscp":

@@ -10,7 +10,7 @@ from typing import Any
 import ibwire.analysis.credit_fields  # noqa: F401 - registers the per-frame analysis fields
 from ibwire.analysis.credit_input import credit_columns
 from ibwire.analysis.link_report import LinkOptions, link_report
-from ibwire.analysis.pfc import PRIO_MAPS
+from ibwire.analysis.pfc import parse_prio_map
 from ibwire.capture.frame import CaptureError
 from ibwire.cli.output import Output, error
 
@@ -34,8 +34,17 @@ def add_parser(sub: Any) -> None:
                    help="propagation from the capture point to a receiver (default 0)")
     p.add_argument("--storm-ms", type=float, default=1.0, metavar="MS",
                    help="a priority paused continuously longer than this is a pause storm")
-    p.add_argument("--prio-map", choices=PRIO_MAPS, default="auto",
-                   help="frame priority: VLAN PCP, DSCP>>3, or auto (PCP when tagged)")
+    p.add_argument("--prio-map", type=_prio_map, default="auto", metavar="MAP",
+                   help="frame priority: pcp (VLAN PCP), dscp (DSCP>>3), auto (PCP when "
+                        "tagged, else DSCP>>3) or a table dscp:26=3,48=6")
+
+
+def _prio_map(text: str) -> str:
+    try:
+        parse_prio_map(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _t(ns: int | float | None) -> str:
