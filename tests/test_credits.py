@@ -179,3 +179,12 @@ def test_linktype_247_pcapng_two_interfaces_equals_erf():
     a = analyze_credits(credit_columns(src), geo)
     b = analyze_credits(credit_columns(path), geo)
     assert a.per_vl == b.per_vl and a.stalls == b.stalls and a.link_packets == 88
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(1, 10**6), st.integers(12, 4000), st.sampled_from([0.0, 0.05]),
+       st.integers(1, 3))
+def test_reconstruction_property(seed, buf, capture_loss, vls):
+    """Any seed, buffer, capture loss and VL count: certain values equal the truth."""
+    _compare(scenario("link_credits", seed=seed, link_credits=buf, capture_loss=capture_loss,
+                      vls=vls, connections=vls, messages=15))
