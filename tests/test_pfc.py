@@ -9,6 +9,8 @@ import tempfile
 import numpy as np
 import pytest
 from conftest import PCAPS, need_tshark
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ibwire
 from ibwire.analysis.credit_input import credit_columns
@@ -124,7 +126,18 @@ def test_pause_rules_vector():
     (6, {"encap": "roce2-v6", "ecn": 0.1, "loss": 0.02, "timeout": 4}),
 ])
 def test_pause_intervals_equal_truth(seed, extra):
-    cfg = scenario("pfc_congestion", seed=seed, **extra)
+    assert len(_check(scenario("pfc_congestion", seed=seed, **extra))) >= 1
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(1, 10**6), st.integers(50, 65535), st.sampled_from([2.0, 5.0, 9.0]),
+       st.booleans(), st.booleans())
+def test_pause_intervals_property(seed, quanta, drain, xon, bidir):
+    _check(scenario("pfc_congestion", seed=seed, pfc_quanta=quanta, drain_gbps=drain,
+                    pfc_send_xon=xon, bidirectional=bidir, messages=15))
+
+
+def _check(cfg) -> list:
     res = simulate(cfg)
     path = os.path.join(tempfile.mkdtemp(), "p.pcap")
     res.write(path)
@@ -134,10 +147,11 @@ def test_pause_intervals_equal_truth(seed, extra):
     want = sorted((d["pause_sender_mac"], iv["priority"], iv["start_ns"], iv["end_ns"],
                    iv["ended_by"], iv["start_frame"], iv["end_frame"])
                   for d in res.truth["pfc"]["paused"].values() for iv in d["intervals"])
-    assert got == want and len(got) >= 1
+    assert got == want
     # the paused priority carries the RoCE flows of the paused port
     for (_port, prio), flows in rep.flows.items():
         assert prio == 3 and flows and all(f["packets"] > 0 for f in flows)
+    return got
 
 
 def test_priority_maps():
