@@ -159,3 +159,48 @@ def test_field_provider_values_and_expert():
                      "infiniband.analysis.credit_stall": 0,
                      "infiniband.analysis.credits_available": -3, "ibwire.pfc.paused": 1})
     assert [i[0] for i in items] == ["Warn", "Error", "Note"]
+
+
+@pytest.mark.parametrize("encap,seed,gap", [("ib", 3, None), ("roce2", 4, None),
+                                            ("roce2-v6", 5, 50_000), ("roce2", 6, 4_000)])
+def test_congestion_counts_equal_truth(encap, seed, gap):
+    from ibwire.analysis.congestion import congestion
+    from ibwire.gen.config import scenario
+    from ibwire.gen.sim import simulate
+
+    cfg = scenario("rc_clean", encap=encap, ecn=0.15, seed=seed, ud_messages=10,
+                   connections=2, bidirectional=True, cnp_gap_ns=gap or 50_000)
+    res = simulate(cfg)
+    path = os.path.join(tempfile.mkdtemp(), "e.pcap")
+    res.write(path)
+    c = congestion(credit_columns(path), gap)
+    marks = {e["frame"] for e in res.truth["events"] if e["kind"] == "ecn_mark"}
+    assert marks and (c["fecn"] if encap == "ib" else c["ce_marks"]) == len(marks)
+    assert c["becn"] == len(res.truth["becn_marked_responses"])
+    assert c["cnps"] == len(res.truth["cnps"])
+    causes = sorted(x for f in c["flows"] for x in f.get("cnp_causes", []))
+    assert causes == sorted([x["frame"], x["cause_frame"]] for x in res.truth["cnps"])
+
+
+def test_global_pause_pauses_every_priority():
+    from ibwire.analysis.pfc import analyze_pfc
+    from ibwire.capture import LINKTYPE_ETHERNET, PcapWriter
+    from ibwire.headers.carriers import (
+        ETHERNET,
+        ETHERTYPE_MAC_CONTROL,
+        MACC,
+        MACC_OP_PAUSE,
+        MACC_PAUSE,
+    )
+
+    eth = ETHERNET(dst="01:80:c2:00:00:01", src="02:00:00:00:00:0b",
+                   type=ETHERTYPE_MAC_CONTROL)
+    frames = [eth.bytes() + MACC(opcode=MACC_OP_PAUSE).bytes() +
+              MACC_PAUSE(pause_time=q).bytes() for q in (1000, 0)]
+    path = os.path.join(tempfile.mkdtemp(), "pause.pcap")
+    with PcapWriter(path, LINKTYPE_ETHERNET) as w:
+        for i, f in enumerate(frames):
+            w.write(f + bytes(60 - len(f)), ts_ns=10**18 + i * 5_000)
+    rep = analyze_pfc(credit_columns(path), link_gbps=100.0)
+    assert [(i["priority"], i["start_ns"] - 10**18, i["duration_ns"], i["ended_by"])
+            for i in rep.intervals] == [(p, 0, 5_000, "xon") for p in range(8)]

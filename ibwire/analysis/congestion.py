@@ -2,14 +2,20 @@
 
 A flow is (source, destination, BTH DestQP), addresses being IP addresses for
 RoCEv2 and LIDs natively. A mark is ECN CE (IP) or BTH FECN; a CNP (a BTH opcode
-of the CNP transport) answers a mark of the reverse address pair: its *cause* is
-taken to be the latest such mark at or before it (the notification point answers
-at once or suppresses). For each CNP flow: CNP count, rate over its span, and the
-time from cause to CNP (first CNP, and the mean).
+of the CNP transport) goes back to the QP that sent marked packets: for UD the
+DETH source QP of the marked packets; for RC the requester QP, learned from
+responses (an AETH packet to QP a with the PSN of a request to QP b pairs b with
+a). The *cause* of a CNP is the first mark of the flows notifying its QP that the
+notification point's rate limiter let through: at least `cnp_gap_ns` after the
+previous cause (the limiter's minimum time between CNPs per QP; the capture shifts
+both marks by the same delay, so the rule holds at the capture point). Without a
+given gap, the smallest spacing of that QP's captured CNPs estimates it. Unpaired
+flows fall back to the address pair.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Any
 
 import numpy as np
@@ -21,6 +27,7 @@ from ibwire.headers.opcodes import OPCODES
 
 CNP_OPCODES = np.array([op.code for op in OPCODES if op.transport == "CNP" and "cnp" in op.headers])
 NS = 1_000_000_000
+_LAST = 1 << 62            # sorts after every frame number
 
 
 def _endpoints(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -34,7 +41,7 @@ def _endpoints(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return src, dst
 
 
-def congestion(cols: dict[str, np.ndarray]) -> dict[str, Any]:
+def congestion(cols: dict[str, np.ndarray], cnp_gap_ns: int | None = None) -> dict[str, Any]:
     ts = cols[TIME_COLUMN]
     qp = cols["infiniband.bth.destqp"]
     op = cols["infiniband.bth.opcode"]
@@ -47,8 +54,10 @@ def congestion(cols: dict[str, np.ndarray]) -> dict[str, Any]:
     becn = cols["infiniband.bth.becn"] == 1
     cnp = np.isin(op, CNP_OPCODES) & (qp >= 0)
     data = (qp >= 0) & ~cnp
+    notify = _notified_qps(cols, src, dst, data)
     flows: dict[tuple[str, str, int], dict[str, Any]] = {}
-    marks: dict[tuple[str, str], list[int]] = {}
+    marks: dict[tuple[str, str, int], list[tuple[int, int]]] = {}   # (A, B, notified QP)
+    cnp_rows: dict[tuple[str, str, int], list[int]] = {}
     for i in np.flatnonzero(data | cnp).tolist():
         key = (str(src[i]), str(dst[i]), int(qp[i]))
         f = flows.setdefault(key, {"src": key[0], "dst": key[1], "dest_qp": key[2],
@@ -60,10 +69,7 @@ def congestion(cols: dict[str, np.ndarray]) -> dict[str, Any]:
             f["cnps"] += 1
             f["first_cnp_ns"] = f["first_cnp_ns"] or t
             f["last_cnp_ns"] = t
-            back = marks.get((key[1], key[0]))
-            if back:
-                f["delays"].append(t - back[-1][0])
-                f["cnp_causes"].append([int(cols["frame.number"][i]), back[-1][1]])
+            cnp_rows.setdefault(key, []).append(i)
             continue
         f["packets"] += 1
         f["bytes"] += int(cols["frame.len"][i])
@@ -72,7 +78,19 @@ def congestion(cols: dict[str, np.ndarray]) -> dict[str, Any]:
         f["becn"] += int(becn[i])
         if ce[i] or fecn[i]:
             f["first_mark_ns"] = f["first_mark_ns"] or t
-            marks.setdefault((key[0], key[1]), []).append((t, int(cols["frame.number"][i])))
+            mark = (t, int(cols["frame.number"][i]))
+            marks.setdefault((key[0], key[1], notify.get(i, -1)), []).append(mark)
+    for key, rows in cnp_rows.items():
+        back = marks.get((key[1], key[0], key[2])) or marks.get((key[1], key[0], -1), [])
+        gap = cnp_gap_ns if cnp_gap_ns is not None else _gap_estimate(ts[rows])
+        f, prev = flows[key], None
+        for i in rows:
+            t = int(ts[i])
+            k = bisect_right(back, (-1 if prev is None else prev + gap - 1, _LAST))
+            if k < len(back) and back[k][0] <= t:
+                prev = back[k][0]
+                f["delays"].append(t - prev)
+                f["cnp_causes"].append([int(cols["frame.number"][i]), back[k][1]])
     for f in flows.values():
         delays = f.pop("delays")
         if not f["cnps"]:
@@ -85,6 +103,37 @@ def congestion(cols: dict[str, np.ndarray]) -> dict[str, Any]:
     return {"flows": sorted(flows.values(), key=lambda f: (f["src"], f["dst"], f["dest_qp"])),
             "ce_marks": int(ce.sum()), "fecn": int((fecn & data).sum()),
             "becn": int((becn & data).sum()), "cnps": int(cnp.sum())}
+
+
+def _gap_estimate(cnp_ts: np.ndarray) -> int:
+    """The rate limiter's interval, from CNP spacing (0: every mark answered)."""
+    return int(np.diff(cnp_ts).min()) if cnp_ts.shape[0] > 1 else 0
+
+
+def _notified_qps(cols: dict[str, np.ndarray], src: np.ndarray, dst: np.ndarray,
+                  data: np.ndarray) -> dict[int, int]:
+    """Row -> the QP a CNP for this packet would go to (where it can be told)."""
+    qp, psn = cols["infiniband.bth.destqp"], cols["infiniband.bth.psn"]
+    srcqp, aeth = cols["infiniband.deth.srcqp"], cols["infiniband.aeth.syndrome"]
+    last_req: dict[tuple[str, str, int], int] = {}      # (A, B, PSN) -> QP at B
+    peer: dict[tuple[str, str, int], int] = {}          # (A, B, QP at B) -> QP at A
+    for i in np.flatnonzero(data).tolist():
+        a, b = str(src[i]), str(dst[i])
+        if aeth[i] >= 0:
+            qb = last_req.get((b, a, int(psn[i])))
+            if qb is not None:
+                peer[(b, a, qb)] = int(qp[i])
+        elif srcqp[i] < 0:
+            last_req[(a, b, int(psn[i]))] = int(qp[i])
+    out = {}
+    for i in np.flatnonzero(data).tolist():
+        if srcqp[i] >= 0:
+            out[i] = int(srcqp[i])
+        else:
+            q = peer.get((str(src[i]), str(dst[i]), int(qp[i])))
+            if q is not None:
+                out[i] = q
+    return out
 
 
 def qos(cols: dict[str, np.ndarray], prio_map: str = "auto") -> dict[str, list[dict]]:

@@ -23,6 +23,7 @@ class LinkOptions:
     link_gbps: float | None = None
     storm_ms: float = 1.0
     prio_map: str = "auto"
+    cnp_gap_ns: int | None = None
 
 
 def _aeth_credits(cols: dict[str, np.ndarray]) -> list[dict[str, Any]]:
@@ -64,7 +65,7 @@ def link_report(cols: dict[str, np.ndarray], opts: LinkOptions | None = None,
             "flows": [{"port": p, "priority": q, "flows": f} for (p, q), f in
                       sorted(pfc.flows.items())],
         },
-        "congestion": congestion(cols),
+        "congestion": congestion(cols, opts.cnp_gap_ns),
         "qos": qos(cols, opts.prio_map),
     }
     return doc

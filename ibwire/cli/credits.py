@@ -34,6 +34,10 @@ def add_parser(sub: Any) -> None:
                    help="propagation from the capture point to a receiver (default 0)")
     p.add_argument("--storm-ms", type=float, default=1.0, metavar="MS",
                    help="a priority paused continuously longer than this is a pause storm")
+    p.add_argument("--cnp-gap-ns", type=int, metavar="NS",
+                   help="the notification point's minimum time between CNPs per QP (its "
+                        "rate limiter), to tell which mark each CNP answers; default: the "
+                        "smallest spacing of the captured CNPs")
     p.add_argument("--prio-map", type=_prio_map, default="auto", metavar="MAP",
                    help="frame priority: pcp (VLAN PCP), dscp (DSCP>>3), auto (PCP when "
                         "tagged, else DSCP>>3) or a table dscp:26=3,48=6")
@@ -175,7 +179,7 @@ def _qos(doc: dict[str, Any], out: Output | Lines) -> None:
 
 def run(args: argparse.Namespace, out: Output) -> int:
     opts = LinkOptions(args.tx_to_tap_ns, args.tap_to_rx_ns, args.link_gbps, args.storm_ms,
-                       args.prio_map)
+                       args.prio_map, args.cnp_gap_ns)
     try:
         cols = credit_columns(args.file)
     except (CaptureError, OSError) as exc:
