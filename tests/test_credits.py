@@ -188,3 +188,33 @@ def test_reconstruction_property(seed, buf, capture_loss, vls):
     """Any seed, buffer, capture loss and VL count: certain values equal the truth."""
     _compare(scenario("link_credits", seed=seed, link_credits=buf, capture_loss=capture_loss,
                       vls=vls, connections=vls, messages=15))
+
+
+@pytest.mark.parametrize("seed,extra", [(1, {}), (2, {"link_credits": 100, "capture_loss": 0.05}),
+                                        (3, {"corrupt": 0.05, "timeout": 4,
+                                             "link_credits": 12})])
+def test_receiver_occupancy_equals_truth(seed, extra):
+    import os
+    import tempfile
+
+    from ibwire.analysis.occupancy import occupancy
+
+    cfg = scenario("link_credits", seed=seed, **extra)
+    res = simulate(cfg)
+    path = os.path.join(tempfile.mkdtemp(), "o.pcap")
+    res.write(path)
+    half = cfg.prop_ns // 2
+    geo = Geometry(half, cfg.prop_ns - half, cfg.link_rate)
+    cols = credit_columns(path)
+    occ = occupancy(cols, analyze_credits(cols, geo), geo)
+    checked = 0
+    for di, dname in enumerate(("a2b", "b2a")):
+        for vl, tr in res.truth["link"]["per_direction"][dname].items():
+            est = {int(f): (int(t), int(o)) for f, t, o, u in occ.get((di, int(vl)), [])
+                   if not u}
+            for frame, tick_ns, occupied in tr["receiver_at_updates"]:
+                # exact when the update left as soon as it was made (not queued)
+                if frame in est and est[frame][0] == tick_ns:
+                    assert est[frame][1] == occupied
+                    checked += 1
+    assert checked >= 8

@@ -43,7 +43,7 @@ def test_credits_table_matches_truth(capsys):
              ln.startswith("  1 ")]
     assert len(lines) == 4
     for row in lines:
-        d, vl, stalls = row[0], row[1], int(row[9])
+        d, vl, stalls = row[0], row[1], int(row[10])
         assert stalls == len(truth[("a2b", "b2a")[int(d)]][vl]["starved"])
         assert row[8] == "24"          # buffer inferred = the generator's buffer_blocks
 

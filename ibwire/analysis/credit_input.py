@@ -38,6 +38,8 @@ INT_COLUMNS = (
     ("infiniband_link.vl", np.int8),
     ("infiniband_link.fccl", np.int32),
     ("infiniband_link.lpcrc.status", np.int8),
+    ("infiniband.invariant.crc.status", np.int8),
+    ("infiniband.variant.crc.status", np.int8),
     ("vlan.priority", np.int8),
     ("ip.dsfield.dscp", np.int8),
     ("ip.dsfield.ecn", np.int8),

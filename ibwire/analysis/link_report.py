@@ -10,6 +10,7 @@ import numpy as np
 
 from ibwire.analysis.congestion import congestion, qos
 from ibwire.analysis.credits import Geometry, analyze_credits
+from ibwire.analysis.occupancy import occupancy
 from ibwire.analysis.pfc import analyze_pfc
 
 SCHEMA = "ibwire-credits/1"
@@ -44,6 +45,12 @@ def link_report(cols: dict[str, np.ndarray], opts: LinkOptions | None = None,
     opts = opts or LinkOptions()
     geo = Geometry(opts.tx_to_tap_ns, opts.tap_to_rx_ns, opts.link_gbps)
     rep = analyze_credits(cols, geo)
+    occ = occupancy(cols, rep, geo)
+    for key, summary in rep.per_vl.items():
+        rows = occ.get(key)
+        good = rows[rows[:, 3] == 0] if rows is not None else None
+        summary["receiver_max_occupied_at_updates"] = \
+            int(good[:, 2].max()) if good is not None and good.shape[0] else None
     pfc = analyze_pfc(cols, opts.link_gbps or DEFAULT_ROCE_GBPS, opts.tap_to_rx_ns,
                       opts.storm_ms, opts.prio_map)
     doc: dict[str, Any] = {

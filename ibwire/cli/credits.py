@@ -114,10 +114,12 @@ def _credits(doc: dict[str, Any], out: Output | Lines, stalls: bool) -> None:
                  f"not used), {lc['data_packets']} data packets, {lc['vl15_packets']} on "
                  "VL15 (not flow controlled)")
         _table(out, ["  Dir", "VL", "Packets", "Blocks", "Updates", "Min", "Avg", "Max",
-                     "Buffer", "Stalls", "Stall time", "Mismatches", "Missing blocks"],
+                     "Buffer", "Max occupied", "Stalls", "Stall time", "Mismatches",
+                     "Missing blocks"],
                [[f"  {r['direction']}", r["vl"], r["data_packets"], r["blocks_sent"],
                  r["updates_received"], r["min_credits"], r["avg_credits"], r["max_credits"],
-                 r["buffer_blocks_inferred"], r["stall_count"], _t(r["stall_ns"]),
+                 r["buffer_blocks_inferred"], r["receiver_max_occupied_at_updates"],
+                 r["stall_count"], _t(r["stall_ns"]),
                  r["mismatches"], r["missing_blocks"]] for r in lc["per_vl"]])
         if stalls:
             _table(out, ["  Dir", "VL", "Start", "Duration", "Needed", "Had", "Until frame",

@@ -53,6 +53,8 @@ class VlState:
     # sender's event log for the ground truth: (now, kind, value, tx), kind one of
     # "limit" (peer's FCCL received), "send" (blocks), "sync" (own FCTBS sent)
     log: list[tuple[int, str, int, int | None]] = field(default_factory=list)
+    # receiver's state at each flow-control packet it made: (now, tx, occupied blocks)
+    fc_log: list[tuple[int, int | None, int]] = field(default_factory=list)
 
 
 class CreditPort:
@@ -133,6 +135,7 @@ class CreditPort:
         s = self.vl[vl]
         s.fc_sent += 1
         s.log.append((now, "init" if init else "sync", s.tbs, tx))
+        s.fc_log.append((now, tx, s.occupied))
         return encode(LINK(op=1 if init else 0, fctbs=s.tbs, vl=vl, fccl=self.fccl(vl)))
 
     def close(self, now: int) -> None:

@@ -260,7 +260,10 @@ class Simulation:
                 per_vl[str(vl)] = {"stalls": stalls, "fc_packets_sent_by_sender": s.fc_sent,
                                    "final_tbs": s.tbs, "receiver_overruns": rx.overruns,
                                    "receiver_max_occupied_blocks": rx.max_occupied,
-                                   **credit_timeline(s.log, self.tap, BASE_NS)}
+                                   **credit_timeline(s.log, self.tap, BASE_NS),
+                                   "receiver_at_updates": [
+                                       [self.tap.first_frame(tx), BASE_NS + t, occ]
+                                       for t, tx, occ in rx.fc_log]}
             out["per_direction"][DIRS[port.index]] = per_vl
         return out
 
