@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ibwire.analysis.credit_input import credit_columns
-from ibwire.analysis.credits import Geometry, analyze_credits, packet_blocks
+from ibwire.analysis.credits import Geometry, analyze_credits
+from ibwire.engines.credits_events import packet_blocks
 from ibwire.engines.credits_kernel import (
     EV_INIT,
     EV_LIMIT,
@@ -49,7 +50,9 @@ def test_wrap_gate_and_mismatch_vector():
 
 def test_blocks_count_lrh_through_vcrc():
     # PktLen in 4-byte words from LRH to ICRC; +2 bytes VCRC; 64-byte blocks.
-    assert packet_blocks(np.array([15, 16, 31, 32, 1023, 2047])).tolist() == [1, 2, 2, 3, 64, 128]
+    pktlen = [15, 16, 31, 32, 1023, 2047]
+    assert [packet_blocks(n) for n in pktlen] == [1, 2, 2, 3, 64, 128]
+    assert [packet_blocks.py_func(n) for n in pktlen] == [1, 2, 2, 3, 64, 128]
 
 
 events = st.lists(st.tuples(st.integers(0, 3), st.sampled_from([EV_LIMIT, EV_SEND, EV_SYNC,

@@ -21,7 +21,7 @@ import numpy as np
 
 from ibwire.analysis.credit_input import TIME_COLUMN
 from ibwire.crc import CrcStatus
-from ibwire.engines.credits_events import BLOCK_BYTES, MGMT_VL, VCRC_BYTES, build
+from ibwire.engines.credits_events import MGMT_VL, build
 from ibwire.engines.credits_kernel import (
     EV_INIT,
     EV_LIMIT,
@@ -67,11 +67,6 @@ def directions(cols: dict[str, np.ndarray]) -> np.ndarray:
     """Link direction of each frame: the ERF capture interface, else the pcapng one."""
     cap = cols["erf.flags.cap"].astype(np.int64)
     return np.where(cap >= 0, cap, np.maximum(cols["frame.interface_id"], 0)) & 1
-
-
-def packet_blocks(pktlen: np.ndarray) -> np.ndarray:
-    """64-byte blocks a data packet takes: LRH through VCRC is PktLen*4 + 2 bytes."""
-    return -(-(pktlen.astype(np.int64) * 4 + VCRC_BYTES) // BLOCK_BYTES)
 
 
 def build_events(cols: dict[str, np.ndarray], geo: Geometry, python: bool = False
@@ -160,20 +155,3 @@ def _summaries(ev: dict[str, np.ndarray], stalls: list[dict[str, Any]]
             "stall_ns": int(sum(s["duration_ns"] for s in mine)),
         }
     return res
-
-
-def per_frame(rep: CreditReport, nframes: int) -> dict[str, np.ndarray]:
-    """Per-frame values: credits available to a data packet's sender after it, and the
-    stall (ns) that packet waited through; -1 where none applies."""
-    avail = np.full(nframes, -1, np.int64)
-    stall = np.full(nframes, -1, np.int64)
-    ev = rep.events
-    sends = (ev["etype"] == EV_SEND) & (ev["avail"] != UNKNOWN)
-    avail[ev["frame"][sends]] = ev["avail"][sends]
-    data = ev["frame"][ev["etype"] == EV_SEND]
-    stall[data] = 0
-    for s in rep.stalls:
-        if s["packet_frame"] is not None:
-            stall[s["packet_frame"] - 1] = s["duration_ns"]
-    return {"infiniband.analysis.credits_available": avail,
-            "infiniband.analysis.credit_stall": stall}

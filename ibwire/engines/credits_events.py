@@ -25,6 +25,12 @@ LPCRC_BAD = int(CrcStatus.BAD)
 
 
 @njit(cache=True)
+def packet_blocks(pktlen):
+    """64-byte blocks of a data packet: LRH through VCRC is PktLen * 4 + 2 bytes."""
+    return (pktlen * 4 + VCRC_BYTES + BLOCK_BYTES - 1) // BLOCK_BYTES
+
+
+@njit(cache=True)
 def _ser(nbytes, gbps):
     if gbps <= 0.0:
         return 0
@@ -90,7 +96,7 @@ def build(ts, cap, iface, pktlen, lvl, op, fvl, fctbs, fccl, lpcrc, link_bytes, 
             o_fr[j] = i
             o_t[j] = ts[i] - tx_tap - _ser(nb, gbps)
             o_ty[j] = EV_SEND
-            o_v[j] = (nb + BLOCK_BYTES - 1) // BLOCK_BYTES
+            o_v[j] = packet_blocks(pktlen[i])
             own_fill[g] += 1
         else:
             g = s * 16 + fvl[i]
