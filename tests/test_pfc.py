@@ -168,3 +168,20 @@ def test_priority_maps():
     for bad in ("dscp:64=1", "dscp:1=8", "dscp:", "prio", "dscp:a=b"):
         with pytest.raises(ValueError):
             parse_prio_map(bad)
+
+
+def test_gen_cli_pfc_flags():
+    import json
+
+    from ibwire.cli.main import main
+
+    out = os.path.join(tempfile.mkdtemp(), "g.pcap")
+    assert main(["gen", "--encap", "roce2", "--pfc", "--drain-gbps", "5", "--pfc-quanta",
+                 "500", "--pfc-no-xon", "--seed", "3", "-q", "-o", out]) == 0
+    truth = json.load(open(out.replace(".pcap", ".truth.json")))
+    assert truth["params"]["pfc"] and truth["params"]["pfc_quanta"] == 500
+    ivs = [iv for d in truth["pfc"]["paused"].values() for iv in d["intervals"]]
+    assert ivs and all(iv["ended_by"] == "expired" for iv in ivs)
+    rep = analyze_pfc(credit_columns(out), 25.0, 100)
+    assert [(i["start_ns"], i["end_ns"]) for i in rep.intervals] == \
+        [(i["start_ns"], i["end_ns"]) for i in ivs]
