@@ -99,8 +99,20 @@ unknown link type are listed undecoded after one warning.
 Exit status: 0 ok, 1 bad input file, 2 bad usage."""
 
 
+# One usage line per command: the top-level usage and the one-line usage after an error.
+USAGES = {
+    "dump": "ibwire dump [options] [-r] FILE",
+    "stats": "ibwire stats [options] FILE [-z SPEC ...]",
+    "fields": "ibwire fields [--filter TEXT]",
+    "credits": "ibwire credits [options] FILE",
+    "fabric": "ibwire fabric [options] FILE...",
+    "gen": "ibwire gen ...",
+}
+TOP_USAGE = "ibwire {" + ",".join(USAGES) + "} ..."
+
+
 def build_parser() -> Parser:
-    top = Parser(prog="ibwire", usage="ibwire {dump,stats,fields,fabric,gen} ...",
+    top = Parser(prog="ibwire", usage=TOP_USAGE,
                  description="InfiniBand and RoCE capture analyzer with tshark's flags.")
     from ibwire import __version__
     top.add_argument("--version", action="version", version=f"ibwire {__version__}")
@@ -128,6 +140,8 @@ def build_parser() -> Parser:
     fields = sub.add_parser("fields", help="list every field (like tshark -G fields)",
                             usage="ibwire fields [--filter TEXT]")
     fields.add_argument("--filter", metavar="TEXT", help="only names containing TEXT")
+    from ibwire.cli.credits import add_parser as add_credits
+    add_credits(sub)
     importlib.import_module("ibwire.cli.fabric").add_parser(sub)
     _add_gen(sub)
     return top
@@ -147,12 +161,8 @@ def _add_gen(sub: Any) -> None:
 
 
 def _usage_line(argv: Sequence[str]) -> str:
-    cmd = next((a for a in argv if a in ("dump", "stats", "fields", "fabric", "gen")), None)
-    usages = {"dump": "ibwire dump [options] [-r] FILE", "stats":
-              "ibwire stats [options] FILE [-z SPEC ...]", "fields":
-              "ibwire fields [--filter TEXT]", "gen": "ibwire gen ...",
-              "fabric": "ibwire fabric [options] FILE..."}
-    return "usage: " + usages.get(cmd or "", "ibwire {dump,stats,fields,fabric,gen} ...") + \
+    cmd = next((a for a in argv if a in USAGES), None)
+    return "usage: " + USAGES.get(cmd or "", TOP_USAGE) + \
         f" (see ibwire {cmd + ' ' if cmd else ''}--help)"
 
 
@@ -177,10 +187,13 @@ def run(args: argparse.Namespace, out: Output) -> int:
         return run_fields(args, out)
     if args.command == "fabric":
         return importlib.import_module("ibwire.cli.fabric").run(args, out)
+    if args.command == "credits":
+        from ibwire.cli.credits import run as run_credits
+        return run_credits(args, out)
     if args.command == "gen":
         gen = importlib.import_module("ibwire.gen.cli")
         return int(gen.run(args) or 0)
-    raise UsageError("a command is required: dump, stats, fields, fabric, gen "
+    raise UsageError(f"a command is required: {', '.join(USAGES)} "
                      "(or tshark's flags: ibwire -r FILE ...)")
 
 
