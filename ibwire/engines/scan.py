@@ -253,20 +253,22 @@ def _gzip_pieces(path: str, fmt: _Format, chunk: int) -> Iterator[Batch]:
 
 def _reader_batches(path: str, skip: int, chunk: int) -> Iterator[Batch]:
     """The streaming reader's frames from record `skip` on, packed into batches."""
-    with open_capture(path) as frames:
-        parts: list[bytes] = []
-        rows: list[tuple[int, int, int, int, int, int]] = []
-        first = skip
-        for fr in frames:
-            if fr.index < skip:
-                continue
-            rows.append((len(fr.data), fr.wire_len, fr.ts_ns, fr.linktype, fr.interface,
-                         fr.offset))
-            parts.append(fr.data)
-            if len(rows) == chunk:
-                yield _pack(parts, rows, first)
-                first += len(rows)
-                parts, rows = [], []
+    parts: list[bytes] = []
+    rows: list[tuple[int, int, int, int, int, int]] = []
+    first = skip
+    try:
+        with open_capture(path) as frames:
+            for fr in frames:
+                if fr.index < skip:
+                    continue
+                rows.append((len(fr.data), fr.wire_len, fr.ts_ns, fr.linktype, fr.interface,
+                             fr.offset))
+                parts.append(fr.data)
+                if len(rows) == chunk:
+                    yield _pack(parts, rows, first)
+                    first += len(rows)
+                    parts, rows = [], []
+    finally:  # the frames before an error are delivered, then the error
         if rows:
             yield _pack(parts, rows, first)
 
