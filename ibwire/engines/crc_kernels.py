@@ -37,6 +37,7 @@ from ibwire.engines.place import (
     SZ_IP,
     VCRC_AT,
 )
+from ibwire.engines.pool import Pool
 from ibwire.engines.tables import (
     CRC_NATIVE,
     CRC_NATIVE_GRH,
@@ -198,7 +199,8 @@ def check_crcs(buf, doff, lo, info, tmpl, tlen, t32, t16, icrc_st, vcrc_st, lp_s
             lp_st[i] = GOOD if c == _be(buf, b + lp + LP_AT_FIELD, 2) else BAD
 
 
-def crc_arrays(n: int) -> tuple[np.ndarray, ...]:
+def crc_arrays(n: int, pool: Pool | None = None) -> tuple[np.ndarray, ...]:
     """Output arrays for `check_crcs`: three statuses, the ICRC and VCRC values."""
-    return (np.empty(n, np.uint8), np.empty(n, np.uint8), np.empty(n, np.uint8),
-            np.empty(n, np.uint32), np.empty(n, np.uint16))
+    pool = pool or Pool()
+    return tuple(pool.take(f"crc{k}", (n,), t) for k, t in enumerate(
+        (np.uint8, np.uint8, np.uint8, np.uint32, np.uint16)))
