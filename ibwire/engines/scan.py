@@ -36,7 +36,7 @@ from ibwire.capture.pcapng import _BOMS, IDB, PCAPNG_MAGIC, SHB, PcapngReader
 from ibwire.engines import scan_kernels as K
 from ibwire.engines.pool import Pool
 
-DEFAULT_CHUNK = 1 << 18        # records per batch
+DEFAULT_CHUNK = 1 << 16        # records per batch (a batch of headers stays in cache)
 GZIP_PIECE = 1 << 24           # decompressed bytes read per step
 WINDOW = 1 << 26               # mapped bytes scanned per batch at most
 _SNIFF = 16
