@@ -1,0 +1,93 @@
+"""The RC engine's input: one numpy column per field, named by registry field names.
+
+`rc_columns(path)` is the only place that turns a capture into the engine's
+columns. Today it walks the per-packet path (`ibwire.read`); when the bulk path
+(`ibwire.columns`) lands, only this function changes.
+
+Absent values are -1. Endpoints (`ibwire.src` / `ibwire.dst`) are small integers
+indexing `ENDPOINTS`, a list of labels (IP address, else GID, else LID).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ibwire.capture._stream import PathOrFile
+from ibwire.packet import Packet
+
+ENDPOINTS = "ibwire.endpoints"
+
+# (column name, numpy dtype, where the value comes from: a field name or None = computed)
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("frame.number", "int64"),
+    ("frame.time_ns", "int64"),
+    ("ibwire.src", "int32"),
+    ("ibwire.dst", "int32"),
+    ("infiniband.bth.opcode", "int16"),
+    ("infiniband.bth.destqp", "int32"),
+    ("infiniband.bth.psn", "int32"),
+    ("infiniband.bth.a", "int8"),
+    ("infiniband.aeth.syndrome", "int16"),
+    ("infiniband.aeth.msn", "int32"),
+    ("infiniband.reth.dmalen", "int64"),
+    ("ibwire.payload_len", "int32"),
+    ("infiniband.invariant.crc.status", "int8"),
+    ("erf.flags.cap", "int8"),
+    ("udp.srcport", "int32"),
+    ("infiniband.cm.req.localqpn", "int32"),
+    ("infiniband.cm.req.startpsn", "int32"),
+    ("infiniband.cm.rep.localqpn", "int32"),
+    ("infiniband.cm.rep.startpsn", "int32"),
+)
+_FIELD_COLUMNS = [name for name, _ in COLUMNS if not name.startswith(("frame.", "ibwire."))
+                  and name != "infiniband.invariant.crc.status"]
+
+
+def _address(value: Any) -> str:
+    if isinstance(value, bytes | bytearray) and len(value) in (4, 16):
+        return str(ipaddress.ip_address(bytes(value)))
+    return str(value)
+
+
+def endpoints_of(pkt: Packet) -> tuple[str, str]:
+    """(source, destination) labels: IP addresses, else GIDs, else LIDs."""
+    for src, dst in (("ip.src", "ip.dst"), ("ipv6.src", "ipv6.dst"),
+                     ("infiniband.grh.sgid", "infiniband.grh.dgid")):
+        s = pkt.get(src)
+        if s is not None:
+            return _address(s), _address(pkt.get(dst))
+    slid, dlid = pkt.get("infiniband.lrh.slid"), pkt.get("infiniband.lrh.dlid")
+    return (f"lid {slid}" if slid is not None else "?",
+            f"lid {dlid}" if dlid is not None else "?")
+
+
+def columns_from_packets(packets: Iterable[Packet]) -> dict[str, np.ndarray]:
+    """Columns from decoded packets (frame numbers count from 1 in iteration order)."""
+    rows: dict[str, list[int]] = {name: [] for name, _ in COLUMNS}
+    labels: dict[str, int] = {}
+    for n, pkt in enumerate(packets, 1):
+        frame = pkt.frame
+        rows["frame.number"].append(n)
+        rows["frame.time_ns"].append(frame.ts_ns if frame is not None else 0)
+        s, d = endpoints_of(pkt)
+        rows["ibwire.src"].append(labels.setdefault(s, len(labels)))
+        rows["ibwire.dst"].append(labels.setdefault(d, len(labels)))
+        rows["ibwire.payload_len"].append(len(pkt.payload))
+        rows["infiniband.invariant.crc.status"].append(int(pkt.icrc_status))
+        for name in _FIELD_COLUMNS:
+            v = pkt.get(name)
+            rows[name].append(-1 if v is None else int(v))
+    out = {name: np.asarray(rows[name], dtype=dtype) for name, dtype in COLUMNS}
+    out[ENDPOINTS] = np.asarray(list(labels), dtype=object)
+    return out
+
+
+def rc_columns(path: PathOrFile) -> dict[str, np.ndarray]:
+    """The RC engine's input columns for a capture file."""
+    import ibwire
+
+    return columns_from_packets(ibwire.read(path))
