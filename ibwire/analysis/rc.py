@@ -20,6 +20,7 @@ from ibwire.engines import rc_kernel as K
 _KEY_SHIFT, _KEY_OFF = 44, 1 << 30
 DEFAULT_PMTU = 4096
 PERCENTILES = (50, 90, 99)
+CM_START_WINDOW = 1 << 16     # a CM starting PSN further back than this is not this stream's
 
 
 @dataclass
@@ -135,6 +136,25 @@ def _delay(res: RcResult, start: int, trig: int) -> int:
     return int(ts[start] - ts[ref]) if ref >= 0 else -1
 
 
+def _start_psns(st: Streams, req: np.ndarray, psn: np.ndarray, upsn: np.ndarray) -> np.ndarray:
+    """Unwrapped first PSN per half-connection from CM: the candidate at or shortly
+    before the first request seen (PSNs before that were lost before the tap)."""
+    out = np.full(len(st), -1, dtype=np.int64)
+    rows = np.flatnonzero(req)
+    first = {}
+    for r, h in zip(rows[::-1].tolist(), st.hc[rows][::-1].tolist()):
+        first[h] = r
+    for h, cands in enumerate(st.start_psn):
+        r = first.get(h)
+        if r is None:
+            continue
+        back = [R.psn_diff(int(psn[r]), p) for p in cands]
+        ok = [b for b in back if 0 <= b < CM_START_WINDOW]
+        if ok:
+            out[h] = upsn[r] - min(ok)
+    return out
+
+
 def analyze(cols: dict[str, np.ndarray], *, use_numba: bool = True) -> RcResult:
     """Run the RC engine over a capture's columns (`rc_input.rc_columns`)."""
     streams = pair_streams(cols)
@@ -146,12 +166,8 @@ def analyze(cols: dict[str, np.ndarray], *, use_numba: bool = True) -> RcResult:
     upsn = np.empty(n, dtype=np.int64)
     psn = cols["infiniband.bth.psn"].astype(np.int64)
     unwrap(hc, psn, n_hc, upsn)
-    start_u = np.full(n_hc, -1, dtype=np.int64)
-    for h, p in enumerate(streams.start_psn):
-        rows = np.flatnonzero(hc == h)[:1]
-        if p >= 0 and len(rows):
-            start_u[h] = upsn[rows[0]] + R.psn_diff(p, int(psn[rows[0]]))
     req = (hc >= 0) & ((cls & R.C_REQUEST) != 0)
+    start_u = _start_psns(streams, req, psn, upsn)
     first, prev = _occurrences(hc, upsn, req)
     res = RcResult(
         cols=cols, streams=streams, upsn=upsn, flags=np.zeros(n, np.int32),

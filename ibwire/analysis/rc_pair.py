@@ -36,7 +36,7 @@ class Streams:
     req_dst: list[int] = field(default_factory=list)     # responder endpoint
     resp_qp: list[int] = field(default_factory=list)     # responder QPN (requests' DestQP)
     req_qp: list[int] = field(default_factory=list)      # requester QPN (responses' DestQP)
-    start_psn: list[int] = field(default_factory=list)   # from CM, else -1
+    start_psn: list[tuple[int, ...]] = field(default_factory=list)  # CM candidates
     connection: list[int] = field(default_factory=list)  # both directions share one id
 
     def __len__(self) -> int:
@@ -52,15 +52,15 @@ def _split(key: int) -> tuple[int, int, int]:
     return key >> _SHIFT_SRC, (key >> _SHIFT_DST) & 0xFFFF, key & _QP_MASK
 
 
-def cm_pairs(cols: dict[str, np.ndarray]) -> dict[tuple[int, int], tuple[int, int, int]]:
-    """(endpoint, QPN) -> (peer endpoint, peer QPN, starting PSN of the peer's requests)
+def cm_pairs(cols: dict[str, np.ndarray]) -> dict[tuple[int, int], tuple[int, int, int, int]]:
+    """(endpoint, QPN) -> (peer endpoint, peer QPN, its own CM starting PSN, the peer's)
     from CM REQ/REP MADs."""
     req_qp, rep_qp = cols["infiniband.cm.req.localqpn"], cols["infiniband.cm.rep.localqpn"]
     rows = np.flatnonzero((req_qp >= 0) | (rep_qp >= 0))
     src, dst = cols["ibwire.src"], cols["ibwire.dst"]
     req_psn, rep_psn = cols["infiniband.cm.req.startpsn"], cols["infiniband.cm.rep.startpsn"]
     open_reqs: dict[tuple[int, int], tuple[int, int]] = {}
-    out: dict[tuple[int, int], tuple[int, int, int]] = {}
+    out: dict[tuple[int, int], tuple[int, int, int, int]] = {}
     for i in rows:
         if req_qp[i] >= 0:
             open_reqs[(int(src[i]), int(dst[i]))] = (int(req_qp[i]), int(req_psn[i]))
@@ -71,8 +71,11 @@ def cm_pairs(cols: dict[str, np.ndarray]) -> dict[tuple[int, int], tuple[int, in
             x, y = int(dst[i]), int(src[i])
             qx, psn_x = got
             qy, psn_y = int(rep_qp[i]), int(rep_psn[i])
-            out[(x, qx)] = (y, qy, psn_x)
-            out[(y, qy)] = (x, qx, psn_y)
+            # Which side's requests start at which PSN differs between readings of
+            # §12.7 (and between stacks): keep both, the engine picks the one that
+            # precedes the first request seen.
+            out[(x, qx)] = (y, qy, psn_x, psn_y)
+            out[(y, qy)] = (x, qx, psn_y, psn_x)
     return out
 
 
@@ -131,20 +134,20 @@ def pair_streams(cols: dict[str, np.ndarray]) -> Streams:
         req_hc[i] = len(st)
         if j is not None:
             resp_hc[j] = len(st)
-        start = cm.get((s, qa), (0, 0, -1))[2] if qa >= 0 else -1
+        start = cm.get((s, qa), (0, 0))[2:] if qa >= 0 else ()
         _append(st, s, d, qb, qa, start)
     for j, k in enumerate(resp_keys.tolist()):
         if resp_hc[j] < 0:
             s, d, qa = _split(k)
             resp_hc[j] = len(st)
-            _append(st, d, s, -1, qa, -1)
+            _append(st, d, s, -1, qa, ())
     st.hc[is_req] = req_hc[req_inv]
     st.hc[is_resp] = resp_hc[resp_inv]
     _connections(st)
     return st
 
 
-def _append(st: Streams, s: int, d: int, qb: int, qa: int, start: int) -> None:
+def _append(st: Streams, s: int, d: int, qb: int, qa: int, start: tuple[int, ...]) -> None:
     st.req_src.append(s)
     st.req_dst.append(d)
     st.resp_qp.append(qb)

@@ -116,6 +116,7 @@ F_MSG_END = _flag(12, "message_end")
 F_RESP_GAP = _flag(13, "read_response_gap")
 F_RNR_RETRY = _flag(14, "rnr_retry")         # first resend of a PSN an RNR NAK refused
 F_UC_GAP = _flag(15, "uc_gap")               # UC: PSNs missing, the message is dropped
+F_RETRY_START = _flag(16, "retry_start")     # NAK/implied NAK that starts a go-back-N retry
 
 # -- episode reasons ------------------------------------------------------------------------
 REASON_NONE, REASON_NAK_SEQ, REASON_TIMEOUT, REASON_IMPLIED, REASON_RNR = range(5)
@@ -140,6 +141,7 @@ K_NAK0 = COUNT["nak_psn_seq_err"]
  K_UC_GAPS) = range(len(COUNT_NAMES))
 
 READ_FIFO = 16      # outstanding READ/atomic requests tracked per half-connection
+GAP_RING = 8        # recent request PSN holes remembered per half-connection
 
 
 def psn_diff(a: int, b: int) -> int:

@@ -23,11 +23,11 @@ from numba import njit
 from ibwire.analysis.rc_rules import (
     C_ACK, C_ATOMIC_ACK, C_ATOMIC_REQ, C_LAST, C_READ_REQ, C_READ_RESP, C_RELIABLE,
     C_REQUEST, C_RESPONSE, C_UC, F_BAD_ICRC, F_DUP, F_DUP_ACK, F_EPISODE, F_GAP, F_IMPLIED,
-    F_LATE, F_LOST_AFTER, F_MSG_END, F_NAK, F_RESP_GAP, F_RESP_OOS, F_RETX, F_RNR,
+    F_LATE, F_LOST_AFTER, F_MSG_END, F_NAK, F_RESP_GAP, F_RESP_OOS, F_RETX, F_RETRY_START, F_RNR,
     F_RNR_RETRY, F_UC_GAP, K_ACKS, K_BAD_ICRC, K_BYTES, K_DUP, K_DUP_ACKS, K_GBN, K_IMPLIED,
     K_LATE, K_LOST_AFTER, K_LOST_BEFORE, K_MESSAGES, K_NAK0, K_PACKETS, K_REQUESTS,
     K_RESP_GAPS, K_RESPONSES, K_RETX, K_RETX_BYTES, K_RNR, K_RNR_RETRIES, K_TIMEOUTS,
-    K_UC_GAPS, PSN_HALF, PSN_MOD, READ_FIFO, REASON_IMPLIED, REASON_NAK_SEQ, REASON_RNR,
+    K_UC_GAPS, PSN_HALF, PSN_MOD, READ_FIFO, GAP_RING, REASON_IMPLIED, REASON_NAK_SEQ, REASON_RNR,
     REASON_TIMEOUT, SYN_ACK, SYN_NAK, SYN_RNR,
 )
 
@@ -75,6 +75,12 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
     ep_last = np.zeros(n_hc, dtype=np.int64)
     ep_end = np.zeros(n_hc, dtype=np.int64)
     ep_cur = np.full(n_hc, -1, dtype=np.int32)
+    ep_next = np.zeros(n_hc, dtype=np.int64)
+    pos_acked = np.zeros(n_hc, dtype=np.int64)
+    retrying = np.zeros(n_hc, dtype=np.bool_)
+    nak_new = np.zeros(n_hc, dtype=np.bool_)      # a first sequence NAK awaits its resend     # a counted retry awaits forward progress
+    gaps = np.full((n_hc, GAP_RING, 2), -1, dtype=np.int64)    # recent holes: [lo, hi)
+    gap_at = np.zeros(n_hc, dtype=np.int64)
     msg_no = np.zeros(n_hc, dtype=np.int32)
     fifo = np.zeros((n_hc, READ_FIFO, 3), dtype=np.int64)    # first, next, end
     f_head = np.zeros(n_hc, dtype=np.int64)
@@ -93,6 +99,7 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
             first = start_u[h] if start_u[h] >= 0 else u
             high[h] = first
             acked[h] = first
+            pos_acked[h] = first
             epsn[h] = first
         if icrc[i] == CRC_BAD:
             flags[i] |= F_BAD_ICRC
@@ -130,6 +137,10 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                     flags[i] |= F_GAP
                     gap[i] = d
                     counts[h, K_LOST_BEFORE] += d
+                    slot = gap_at[h] % GAP_RING
+                    gaps[h, slot, 0] = high[h]
+                    gaps[h, slot, 1] = u
+                    gap_at[h] += 1
                 high[h] = u + consume
                 if ep_active[h] and u >= ep_end[h]:
                     ep_active[h] = False
@@ -149,7 +160,14 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                     f_len[h] += 1
             else:
                 cause = trig_u[h] >= 0 and trig_u[h] <= u
-                if seen or cause or ep_active[h]:
+                in_gap = False
+                if not seen:
+                    for g in range(GAP_RING):
+                        if gaps[h, g, 0] <= u < gaps[h, g, 1]:
+                            in_gap = True
+                # Not seen and in no hole: inside an earlier READ's PSN range (a READ
+                # restarted part-way), so it is a resend as much as a seen PSN is.
+                if seen or cause or ep_active[h] or not in_gap:
                     flags[i] |= F_RETX
                     ref[i] = first_tx[i] if seen else -1
                     msg[i] = msg[first_tx[i]] if seen else -1
@@ -163,22 +181,33 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                         ep_end[h] = high[h]
                         k = trig_kind[h] if trig_u[h] >= 0 else 0
                         trig[i] = trig_row[h]
-                        if k & T_NAK:
+                        if k & T_RNR:
+                            reason[i] = REASON_RNR
+                        elif k & T_NAK:
                             reason[i] = REASON_NAK_SEQ
                         elif k & T_IMPLIED:
                             reason[i] = REASON_IMPLIED
-                        elif k & T_RNR:
-                            reason[i] = REASON_RNR
                         else:
                             reason[i] = REASON_TIMEOUT
                             counts[h, K_TIMEOUTS] += 1
-                        if reason[i] == REASON_RNR:
+                        if k & T_RNR:
                             counts[h, K_RNR_RETRIES] += 1
-                        else:
+                        # Every run restarting for a sequence NAK, an implied NAK or a
+                        # timeout is a go-back-N; an RNR retry is one only when it also
+                        # answers the first sequence NAK since forward progress.
+                        if reason[i] != REASON_RNR or nak_new[h]:
                             counts[h, K_GBN] += 1
+                        if reason[i] == REASON_TIMEOUT:
+                            retrying[h] = True
+                        nak_new[h] = False
                         trig_u[h] = -1
                         trig_kind[h] = 0
                         trig_row[h] = -1
+                    elif u > ep_next[h]:
+                        # The resend run skipped PSNs: those copies were lost before the tap.
+                        flags[i] |= F_GAP
+                        gap[i] = u - ep_next[h]
+                        counts[h, K_LOST_BEFORE] += u - ep_next[h]
                     if u == rnr_u[h]:
                         flags[i] |= F_RNR_RETRY
                         rnr_u[h] = -1
@@ -192,6 +221,7 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                         nak_u[h] = -1
                     episode[i] = ep_cur[h]
                     ep_last[h] = u
+                    ep_next[h] = u + consume
                 else:
                     flags[i] |= F_LATE
                     counts[h, K_LATE] += 1
@@ -218,6 +248,9 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                     flags[i] |= F_IMPLIED | F_RESP_GAP
                     counts[h, K_IMPLIED] += 1
                     counts[h, K_RESP_GAPS] += 1
+                    if not retrying[h]:
+                        retrying[h] = True
+                        flags[i] |= F_RETRY_START
                     if trig_u[h] < 0 or f_next < trig_u[h]:
                         trig_u[h] = f_next
                         trig_row[h] = i
@@ -227,6 +260,12 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                     if u + 1 >= f_end:
                         f_head[h] = (slot + 1) % READ_FIFO
                         f_len[h] -= 1
+        if (kind == SYN_ACK or c & C_READ_RESP) and u >= pos_acked[h]:
+            # Forward progress (a positive acknowledgement of a PSN no ACK covered
+            # before; a NAK's implied acknowledgement does not count): the retry is
+            # over and the next hole starts a new one.
+            retrying[h] = False
+            pos_acked[h] = u + 1
         if kind == SYN_ACK:
             if c & C_ACK:
                 counts[h, K_ACKS] += 1
@@ -236,6 +275,9 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                     if u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
                         flags[i] |= F_IMPLIED
                         counts[h, K_IMPLIED] += 1
+                        if not retrying[h]:
+                            retrying[h] = True
+                            flags[i] |= F_RETRY_START
                         if trig_u[h] < 0 or fifo[h, slot, 1] < trig_u[h]:
                             trig_u[h] = fifo[h, slot, 1]
                             trig_row[h] = i
@@ -266,6 +308,10 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                 if code == 0:
                     trig_kind[h] |= T_NAK
                     nak_u[h] = u
+                    if not retrying[h] and u >= acked[h] and high[h] > u:
+                        retrying[h] = True
+                        nak_new[h] = True
+                        flags[i] |= F_RETRY_START
             if kind == SYN_RNR or code == 0:
                 if trig_u[h] < 0 or u < trig_u[h] or trig_row[h] < 0:
                     trig_u[h] = u
