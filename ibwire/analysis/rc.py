@@ -79,23 +79,25 @@ def _keys(hc: np.ndarray, upsn: np.ndarray) -> np.ndarray:
     return (hc.astype(np.int64) << _KEY_SHIFT) | (upsn - K._BASE + _KEY_OFF)
 
 
-def _rtt(res: RcResult, req: np.ndarray) -> None:
-    """ACK round-trip time: an ACK/response's time minus the request with its PSN,
-    when that PSN was sent exactly once (retransmitted PSNs are ambiguous)."""
-    hc, ts = res.streams.hc, res.cols["frame.time_ns"]
+def _rtt_candidates(hc: np.ndarray, upsn: np.ndarray, ts: np.ndarray, req: np.ndarray,
+                    resp: np.ndarray) -> np.ndarray:
+    """Per response row: its time minus that of the request with its PSN, when that
+    PSN was sent exactly once before it (Karn's rule: a resent PSN is ambiguous)."""
+    out = np.full(len(hc), -1, dtype=np.int64)
     rows = np.flatnonzero(req)
-    keys = _keys(hc[rows], res.upsn[rows])
+    keys = _keys(hc[rows], upsn[rows])
     order = np.argsort(keys, kind="stable")
     skeys, srows = keys[order], rows[order]
-    acks = np.flatnonzero(res.acked > 0)
-    ak = _keys(hc[acks], res.upsn[acks])
+    acks = np.flatnonzero(resp)
+    ak = _keys(hc[acks], upsn[acks])
     lo = np.searchsorted(skeys, ak, "left")
-    hi = np.searchsorted(skeys, ak, "right")
-    ok = (hi - lo) == 1
-    acks, lo = acks[ok], lo[ok]
-    sent = srows[lo]
-    ok = sent < acks
-    res.rtt_ns[acks[ok]] = ts[acks[ok]] - ts[sent[ok]]
+    # Exactly one copy before the response (later copies do not make it ambiguous).
+    n_before = np.searchsorted(skeys, ak, "right") - lo
+    first = srows[np.minimum(lo, len(srows) - 1)] if len(srows) else lo
+    second = srows[np.minimum(lo + 1, len(srows) - 1)] if len(srows) else lo
+    ok = (n_before >= 1) & (first < acks) & ((n_before == 1) | (second > acks))
+    out[acks[ok]] = ts[acks[ok]] - ts[first[ok]]
+    return out
 
 
 def _episodes(res: RcResult) -> list[dict[str, Any]]:
@@ -167,6 +169,8 @@ def analyze(cols: dict[str, np.ndarray], *, use_numba: bool = True) -> RcResult:
     psn = cols["infiniband.bth.psn"].astype(np.int64)
     unwrap(hc, psn, n_hc, upsn)
     req = (hc >= 0) & ((cls & R.C_REQUEST) != 0)
+    ts = cols["frame.time_ns"].astype(np.int64)
+    rtt = _rtt_candidates(hc, upsn, ts, req, (hc >= 0) & ((cls & R.C_RESPONSE) != 0))
     start_u = _start_psns(streams, req, psn, upsn)
     first, prev = _occurrences(hc, upsn, req)
     res = RcResult(
@@ -181,8 +185,8 @@ def analyze(cols: dict[str, np.ndarray], *, use_numba: bool = True) -> RcResult:
         cols["infiniband.reth.dmalen"].astype(np.int64),
         cols["ibwire.payload_len"].astype(np.int64),
         cols["infiniband.invariant.crc.status"].astype(np.int64), first, prev,
-        _pmtu(cols, cls, hc, n_hc), start_u, res.flags, res.ref, res.episode, res.trig,
+        _pmtu(cols, cls, hc, n_hc), start_u, ts, rtt, res.flags, res.ref, res.episode, res.trig,
         res.acked, res.credits, res.msg, res.gap, res.reason, res.counts)
-    _rtt(res, req)
+    res.rtt_ns = np.where(res.acked > 0, rtt, -1)
     res.episodes = _episodes(res)
     return res

@@ -117,6 +117,7 @@ F_RESP_GAP = _flag(13, "read_response_gap")
 F_RNR_RETRY = _flag(14, "rnr_retry")         # first resend of a PSN an RNR NAK refused
 F_UC_GAP = _flag(15, "uc_gap")               # UC: PSNs missing, the message is dropped
 F_RETRY_START = _flag(16, "retry_start")     # NAK/implied NAK that starts a go-back-N retry
+F_COPY = _flag(17, "network_duplicate")      # repeat sooner than any retry cause could act
 
 # -- episode reasons ------------------------------------------------------------------------
 REASON_NONE, REASON_NAK_SEQ, REASON_TIMEOUT, REASON_IMPLIED, REASON_RNR = range(5)
@@ -129,7 +130,7 @@ COUNT_NAMES = (
     "nak_invalid_request", "nak_remote_access", "nak_remote_operational", "nak_invalid_rd",
     "rnr_naks", "duplicate_requests", "lost_before_capture", "lost_after_capture",
     "implied_naks", "timeouts", "out_of_sequence", "bad_icrc", "acks", "duplicate_acks",
-    "read_response_gaps", "uc_gaps",
+    "read_response_gaps", "uc_gaps", "network_duplicates",
 )
 COUNT = {name: i for i, name in enumerate(COUNT_NAMES)}
 K_NAK0 = COUNT["nak_psn_seq_err"]
@@ -138,7 +139,7 @@ K_NAK0 = COUNT["nak_psn_seq_err"]
 (K_PACKETS, K_REQUESTS, K_RESPONSES, K_BYTES, K_MESSAGES, K_RETX, K_RETX_BYTES, K_GBN,
  K_RNR_RETRIES, _N0, _N1, _N2, _N3, _N4, K_RNR, K_DUP, K_LOST_BEFORE, K_LOST_AFTER,
  K_IMPLIED, K_TIMEOUTS, K_LATE, K_BAD_ICRC, K_ACKS, K_DUP_ACKS, K_RESP_GAPS,
- K_UC_GAPS) = range(len(COUNT_NAMES))
+ K_UC_GAPS, K_COPIES) = range(len(COUNT_NAMES))
 
 READ_FIFO = 16      # outstanding READ/atomic requests tracked per half-connection
 GAP_RING = 8        # recent request PSN holes remembered per half-connection

@@ -22,9 +22,9 @@ from numba import njit
 
 from ibwire.analysis.rc_rules import (
     C_ACK, C_ATOMIC_ACK, C_ATOMIC_REQ, C_LAST, C_READ_REQ, C_READ_RESP, C_RELIABLE,
-    C_REQUEST, C_RESPONSE, C_UC, F_BAD_ICRC, F_DUP, F_DUP_ACK, F_EPISODE, F_GAP, F_IMPLIED,
+    C_REQUEST, C_RESPONSE, C_UC, F_BAD_ICRC, F_COPY, F_DUP, F_DUP_ACK, F_EPISODE, F_GAP, F_IMPLIED,
     F_LATE, F_LOST_AFTER, F_MSG_END, F_NAK, F_RESP_GAP, F_RESP_OOS, F_RETX, F_RETRY_START, F_RNR,
-    F_RNR_RETRY, F_UC_GAP, K_ACKS, K_BAD_ICRC, K_BYTES, K_DUP, K_DUP_ACKS, K_GBN, K_IMPLIED,
+    F_RNR_RETRY, F_UC_GAP, K_ACKS, K_BAD_ICRC, K_BYTES, K_COPIES, K_DUP, K_DUP_ACKS, K_GBN, K_IMPLIED,
     K_LATE, K_LOST_AFTER, K_LOST_BEFORE, K_MESSAGES, K_NAK0, K_PACKETS, K_REQUESTS,
     K_RESP_GAPS, K_RESPONSES, K_RETX, K_RETX_BYTES, K_RNR, K_RNR_RETRIES, K_TIMEOUTS,
     K_UC_GAPS, PSN_HALF, PSN_MOD, READ_FIFO, GAP_RING, REASON_IMPLIED, REASON_NAK_SEQ, REASON_RNR,
@@ -59,7 +59,7 @@ def _unwrap(hc, psn, n_hc, upsn):
             ref_u[h] = u
 
 
-def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u,
+def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
           flags, ref, episode, trig, acked_n, credits, msg, gap, reason, counts):
     n_hc = len(pmtu)
     init = np.zeros(n_hc, dtype=np.bool_)
@@ -85,6 +85,7 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
     fifo = np.zeros((n_hc, READ_FIFO, 3), dtype=np.int64)    # first, next, end
     f_head = np.zeros(n_hc, dtype=np.int64)
     f_len = np.zeros(n_hc, dtype=np.int64)
+    min_rtt = np.full(n_hc, -1, dtype=np.int64)
     n_ep = 0
     for i in range(len(hc)):
         h = hc[i]
@@ -167,7 +168,14 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                             in_gap = True
                 # Not seen and in no hole: inside an earlier READ's PSN range (a READ
                 # restarted part-way), so it is a resend as much as a seen PSN is.
-                if seen or cause or ep_active[h] or not in_gap:
+                quick = seen and min_rtt[h] >= 0 and ts[i] - ts[prev_tx[i]] < min_rtt[h]
+                if quick and not cause and not (ep_active[h] and u > ep_last[h]):
+                    # A copy sooner than one round trip after the last one, with no
+                    # NAK seen: no retry cause can have acted; the network duplicated it.
+                    flags[i] |= F_COPY
+                    ref[i] = prev_tx[i]
+                    counts[h, K_COPIES] += 1
+                elif seen or cause or ep_active[h] or not in_gap:
                     flags[i] |= F_RETX
                     ref[i] = first_tx[i] if seen else -1
                     msg[i] = msg[first_tx[i]] if seen else -1
@@ -284,6 +292,8 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                         trig_kind[h] |= T_IMPLIED
                 if u + 1 > acked[h]:
                     acked_n[i] = u + 1 - acked[h]
+                    if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
+                        min_rtt[h] = rtt[i]
                 else:
                     flags[i] |= F_DUP_ACK
                     counts[h, K_DUP_ACKS] += 1
