@@ -86,6 +86,8 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
     f_head = np.zeros(n_hc, dtype=np.int64)
     f_len = np.zeros(n_hc, dtype=np.int64)
     min_rtt = np.full(n_hc, -1, dtype=np.int64)
+    late_row = np.full(n_hc, -1, dtype=np.int64)
+    late_next = np.zeros(n_hc, dtype=np.int64)
     n_ep = 0
     for i in range(len(hc)):
         h = hc[i]
@@ -133,6 +135,26 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
             if not c & C_RELIABLE:
                 continue
             seen = first_tx[i] < i
+            p = late_row[h]
+            if p >= 0:
+                late_row[h] = -1
+                if seen and u == late_next[h] and d < 0:
+                    flags[p] = (flags[p] & ~F_LATE) | F_RETX | F_EPISODE
+                    counts[h, K_LATE] -= 1
+                    counts[h, K_LOST_BEFORE] += 1
+                    counts[h, K_RETX] += 1
+                    counts[h, K_RETX_BYTES] += paylen[p]
+                    counts[h, K_GBN] += 1
+                    counts[h, K_TIMEOUTS] += 1
+                    reason[p] = REASON_TIMEOUT
+                    episode[p] = n_ep
+                    ep_cur[h] = n_ep
+                    n_ep += 1
+                    ep_active[h] = True
+                    ep_end[h] = high[h]
+                    ep_last[h] = upsn[p]
+                    ep_next[h] = u
+                    retrying[h] = True
             if d >= 0:
                 if d > 0:
                     flags[i] |= F_GAP
@@ -216,10 +238,11 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                         flags[i] |= F_GAP
                         gap[i] = u - ep_next[h]
                         counts[h, K_LOST_BEFORE] += u - ep_next[h]
-                    if u == rnr_u[h]:
+                    refused = u == rnr_u[h]      # an RNR NAK refused it: not lost
+                    if refused:
                         flags[i] |= F_RNR_RETRY
                         rnr_u[h] = -1
-                    if seen and u == nak_u[h]:
+                    if seen and u == nak_u[h] and not refused:
                         # The responder asked again for a PSN the capture saw: the copy
                         # before this one never reached it (or arrived damaged).
                         p = prev_tx[i]
@@ -231,9 +254,14 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                     ep_last[h] = u
                     ep_next[h] = u + consume
                 else:
+                    # A hole filled with no retry cause: a late (reordered) original,
+                    # unless the next request resends the PSN after it (a timeout
+                    # go-back-N run); decided at that next request.
                     flags[i] |= F_LATE
                     counts[h, K_LATE] += 1
                     counts[h, K_LOST_BEFORE] -= 1
+                    late_row[h] = i
+                    late_next[h] = u + consume
             if icrc[i] != CRC_BAD:
                 if u == epsn[h]:
                     epsn[h] = u + consume
