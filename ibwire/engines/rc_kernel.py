@@ -166,6 +166,12 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                     gap_at[h] += 1
                 high[h] = u + consume
                 if ep_active[h] and u >= ep_end[h]:
+                    if ep_next[h] < ep_end[h]:
+                        # New data before the resend run reached the old front: the
+                        # resends in between were lost before the tap.
+                        flags[i] |= F_GAP
+                        gap[i] += ep_end[h] - ep_next[h]
+                        counts[h, K_LOST_BEFORE] += ep_end[h] - ep_next[h]
                     ep_active[h] = False
                 msg[i] = msg_no[h]
                 if c & C_LAST:
