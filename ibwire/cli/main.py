@@ -4,6 +4,8 @@
     ibwire stats FILE [-z SPEC ...]        statistics (a useful default set without -z)
     ibwire fields [--filter TEXT]          every field name, like tshark -G fields
     ibwire gen ...                         synthetic traffic (when ibwire.gen is installed)
+    ibwire rc FILE [-T json] [-w OUT]      RC sequencing analysis (retransmissions, NAKs, RNR)
+    ibwire plot FILE --qp N | --credits | --counters    plots (PNG/SVG)
 
 Exit status: 0 ok, 1 bad input file (one line on stderr; packets before the error
 are still printed), 2 bad usage (one line, then the usage line). A closed pipe
@@ -99,7 +101,7 @@ Exit status: 0 ok, 1 bad input file, 2 bad usage."""
 
 
 def build_parser() -> Parser:
-    top = Parser(prog="ibwire", usage="ibwire {dump,stats,fields,gen} ...",
+    top = Parser(prog="ibwire", usage="ibwire {dump,stats,fields,gen,rc,plot} ...",
                  description="InfiniBand and RoCE capture analyzer with tshark's flags.")
     from ibwire import __version__
     top.add_argument("--version", action="version", version=f"ibwire {__version__}")
@@ -121,6 +123,9 @@ def build_parser() -> Parser:
                             usage="ibwire fields [--filter TEXT]")
     fields.add_argument("--filter", metavar="TEXT", help="only names containing TEXT")
     _add_gen(sub)
+    from ibwire.cli import plot, rc
+    rc.add_parser(sub)
+    plot.add_parser(sub)
     return top
 
 
@@ -138,11 +143,13 @@ def _add_gen(sub: Any) -> None:
 
 
 def _usage_line(argv: Sequence[str]) -> str:
-    cmd = next((a for a in argv if a in ("dump", "stats", "fields", "gen")), None)
+    cmd = next((a for a in argv if a in ("dump", "stats", "fields", "gen", "rc", "plot")),
+               None)
     usages = {"dump": "ibwire dump [options] [-r] FILE", "stats":
               "ibwire stats [options] FILE [-z SPEC ...]", "fields":
-              "ibwire fields [--filter TEXT]", "gen": "ibwire gen ..."}
-    return "usage: " + usages.get(cmd or "", "ibwire {dump,stats,fields,gen} ...") + \
+              "ibwire fields [--filter TEXT]", "gen": "ibwire gen ...",
+              "rc": "ibwire rc [options] FILE", "plot": "ibwire plot FILE [options]"}
+    return "usage: " + usages.get(cmd or "", "ibwire {dump,stats,fields,gen,rc,plot} ...") + \
         f" (see ibwire {cmd + ' ' if cmd else ''}--help)"
 
 
@@ -168,6 +175,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.command == "gen":
         gen = importlib.import_module("ibwire.gen.cli")
         return int(gen.run(args) or 0)
+    if args.command in ("rc", "plot"):
+        mod = importlib.import_module(f"ibwire.cli.{args.command}")
+        return int(mod.run(args, out))
     raise UsageError("a command is required: dump, stats, fields, gen "
                      "(or tshark's flags: ibwire -r FILE ...)")
 
