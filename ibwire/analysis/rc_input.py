@@ -65,13 +65,17 @@ def endpoints_of(pkt: Packet) -> tuple[str, str]:
             f"lid {dlid}" if dlid is not None else "?")
 
 
-def columns_from_packets(packets: Iterable[Packet]) -> dict[str, np.ndarray]:
-    """Columns from decoded packets (frame numbers count from 1 in iteration order)."""
-    rows: dict[str, list[int]] = {name: [] for name, _ in COLUMNS}
-    labels: dict[str, int] = {}
-    for n, pkt in enumerate(packets, 1):
+class ColumnBuilder:
+    """Columns grown one decoded packet at a time (frame numbers count from 1)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[int]] = {name: [] for name, _ in COLUMNS}
+        self.labels: dict[str, int] = {}
+
+    def add(self, pkt: Packet) -> None:
+        rows, labels = self.rows, self.labels
         frame = pkt.frame
-        rows["frame.number"].append(n)
+        rows["frame.number"].append(len(rows["frame.number"]) + 1)
         rows["frame.time_ns"].append(frame.ts_ns if frame is not None else 0)
         s, d = endpoints_of(pkt)
         rows["ibwire.src"].append(labels.setdefault(s, len(labels)))
@@ -81,9 +85,19 @@ def columns_from_packets(packets: Iterable[Packet]) -> dict[str, np.ndarray]:
         for name in _FIELD_COLUMNS:
             v = pkt.get(name)
             rows[name].append(-1 if v is None else int(v))
-    out = {name: np.asarray(rows[name], dtype=dtype) for name, dtype in COLUMNS}
-    out[ENDPOINTS] = np.asarray(list(labels), dtype=object)
-    return out
+
+    def columns(self) -> dict[str, np.ndarray]:
+        out = {name: np.asarray(self.rows[name], dtype=dtype) for name, dtype in COLUMNS}
+        out[ENDPOINTS] = np.asarray(list(self.labels), dtype=object)
+        return out
+
+
+def columns_from_packets(packets: Iterable[Packet]) -> dict[str, np.ndarray]:
+    """Columns from decoded packets (frame numbers count from 1 in iteration order)."""
+    builder = ColumnBuilder()
+    for pkt in packets:
+        builder.add(pkt)
+    return builder.columns()
 
 
 def rc_columns(path: PathOrFile) -> dict[str, np.ndarray]:

@@ -81,11 +81,11 @@ def document(res: RcResult, source: str = "") -> dict[str, Any]:
 PACKET_FIELDS: tuple[tuple[str, str, str], ...] = (
     # (name, ftype, description)
     ("infiniband.analysis.retransmission", "bool", "Request PSN sent before (go-back-N resend)"),
-    ("infiniband.analysis.retransmission_of", "framenum", "Frame of the first copy resent"),
+    ("infiniband.analysis.retransmission_of", "uint32", "Frame of the first copy resent"),
     ("infiniband.analysis.go_back_n", "uint32", "Go-back-N episode this resend belongs to"),
     ("infiniband.analysis.episode_start", "bool", "First packet of a go-back-N episode"),
     ("infiniband.analysis.episode_reason", "string", "What started the episode"),
-    ("infiniband.analysis.episode_trigger", "framenum", "Frame of the NAK/response that started it"),
+    ("infiniband.analysis.episode_trigger", "uint32", "Frame of the NAK/response that started it"),
     ("infiniband.analysis.psn_gap", "uint32", "PSNs skipped before this request (lost before the capture point)"),
     ("infiniband.analysis.lost_after_capture", "bool", "Captured, but the responder never got it"),
     ("infiniband.analysis.duplicate", "bool", "Responder had already accepted this PSN"),
@@ -101,7 +101,7 @@ PACKET_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("infiniband.analysis.duplicate_ack", "bool", "ACK acknowledging nothing new"),
     ("infiniband.analysis.ack_rtt", "double", "ACK round-trip time (seconds)"),
     ("infiniband.analysis.acked_psns", "uint32", "Request PSNs this ACK newly acknowledges"),
-    ("infiniband.analysis.credits", "int32", "AETH credits advertised (receive WQEs; -1 none)"),
+    ("infiniband.analysis.credits", "uint32", "AETH credits advertised (receive WQEs)"),
     ("infiniband.analysis.message", "uint32", "Message number within the half-connection"),
     ("infiniband.analysis.message_end", "bool", "Last packet of a message"),
     ("infiniband.analysis.bad_icrc", "bool", "Bad ICRC: the receiver drops it"),
@@ -174,3 +174,27 @@ def comment(values: dict[str, Any]) -> str:
             continue
         parts.append(short if v is True else f"{short}={v}")
     return "ibwire rc: " + ", ".join(parts) if parts else ""
+
+
+# -- expert items (severity, group, protocol, summary), as `-z expert` collects them -------
+_EXPERT = (
+    (R.F_EPISODE, "Warn", "Sequence", "RC go-back-N episode starts ({reason})"),
+    (R.F_RETX, "Note", "Sequence", "RC retransmission"),
+    (R.F_GAP, "Warn", "Sequence", "RC PSN gap: {gap} PSN(s) lost before the capture point"),
+    (R.F_LOST_AFTER, "Warn", "Sequence", "RC packet lost after the capture point"),
+    (R.F_LATE, "Warn", "Sequence", "RC out-of-sequence (late) request"),
+    (R.F_DUP, "Note", "Sequence", "RC duplicate request"),
+    (R.F_COPY, "Note", "Sequence", "RC network duplicate"),
+    (R.F_IMPLIED, "Warn", "Sequence", "RC implied NAK (response PSN jump)"),
+    (R.F_RNR_RETRY, "Note", "Sequence", "RC retry after RNR NAK"),
+)
+
+
+def expert_items(res: RcResult, row: int) -> list[tuple[str, str, str, str]]:
+    f = int(res.flags[row])
+    out = []
+    for bit, severity, group, text in _EXPERT:
+        if f & bit:
+            out.append((severity, group, "InfiniBand", text.format(
+                reason=R.REASON_NAMES[int(res.reason[row])], gap=int(res.gap[row]))))
+    return out
