@@ -98,7 +98,9 @@ def provider_fields(path: str, texts: Iterable[str], expert: bool = False
                     ) -> Callable[[int, Any], None] | None:
     """`attach` for the providers the command line needs (none: None, nothing runs)."""
     chosen = wanted(texts, expert)
-    return attach(path, chosen) if chosen else None
+    if not chosen or path == "-":       # standard input cannot be read twice
+        return None
+    return attach(path, chosen)
 
 
 load()

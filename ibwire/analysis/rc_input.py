@@ -100,8 +100,21 @@ def columns_from_packets(packets: Iterable[Packet]) -> dict[str, np.ndarray]:
     return builder.columns()
 
 
-def rc_columns(path: PathOrFile) -> dict[str, np.ndarray]:
-    """The RC engine's input columns for a capture file."""
-    import ibwire
+def rc_columns(path: PathOrFile, *, strict: bool = True) -> dict[str, np.ndarray]:
+    """The RC engine's input columns for a capture file.
 
-    return columns_from_packets(ibwire.read(path))
+    Frames are read as `ibwire dump` reads them (damaged regions stepped over), so
+    row i is dump's frame i + 1. A broken file raises `CaptureError` after reading
+    every good record (`strict`), or ends the columns there (`strict=False`)."""
+    from ibwire.capture import CaptureError, open_capture
+    from ibwire.decode import decode
+
+    builder = ColumnBuilder()
+    try:
+        with open_capture(path) as frames:
+            for frame in frames:
+                builder.add(decode(frame.data, frame.linktype, frame=frame))
+    except CaptureError:
+        if strict:
+            raise
+    return builder.columns()

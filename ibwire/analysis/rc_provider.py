@@ -11,7 +11,7 @@ def _run(path: str) -> RowValues:
     from ibwire.analysis.rc_input import rc_columns
     from ibwire.analysis.rc_report import expert_items, packet_values
 
-    res = analyze(rc_columns(path))
+    res = analyze(rc_columns(path, strict=False))   # the reader reports file errors
     n = len(res.flags)
 
     def values(row: int) -> dict:

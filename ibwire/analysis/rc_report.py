@@ -178,7 +178,7 @@ def comment(values: dict[str, Any]) -> str:
 
 # -- expert items (severity, group, protocol, summary), as `-z expert` collects them -------
 _EXPERT = (
-    (R.F_EPISODE, "Warn", "Sequence", "RC go-back-N episode starts ({reason})"),
+    (R.F_EPISODE, "Warn", "Sequence", "RC resend episode starts ({reason})"),
     (R.F_RETX, "Note", "Sequence", "RC retransmission"),
     (R.F_GAP, "Warn", "Sequence", "RC PSN gap: {gap} PSN(s) lost before the capture point"),
     (R.F_LOST_AFTER, "Warn", "Sequence", "RC packet lost after the capture point"),
