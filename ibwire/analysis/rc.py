@@ -8,6 +8,7 @@ numpy: which earlier frame a retransmission repeats, ACK round-trip times
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,8 @@ from ibwire.engines import rc_kernel as K
 _KEY_SHIFT, _KEY_OFF = 44, 1 << 30
 DEFAULT_PMTU = 4096
 PERCENTILES = (50, 90, 99)
-CM_START_WINDOW = 1 << 16     # a CM starting PSN further back than this is not this stream's
+CM_START_WINDOW = 1 << 16
+LAST_KERNEL_SECONDS = 0.0     # duration of the last kernel pass (tools/bench.py)     # a CM starting PSN further back than this is not this stream's
 
 
 @dataclass
@@ -181,12 +183,15 @@ def analyze(cols: dict[str, np.ndarray], *, use_numba: bool = True) -> RcResult:
         gap=np.zeros(n, np.int64), reason=np.zeros(n, np.int8),
         rtt_ns=np.full(n, -1, np.int64),
         counts=np.zeros((n_hc, len(R.COUNT_NAMES)), np.int64))
+    global LAST_KERNEL_SECONDS
+    t0 = time.perf_counter()
     run(hc, cls, upsn, cols["infiniband.aeth.syndrome"].astype(np.int64),
         cols["infiniband.reth.dmalen"].astype(np.int64),
         cols["ibwire.payload_len"].astype(np.int64),
         cols["infiniband.invariant.crc.status"].astype(np.int64), first, prev,
         _pmtu(cols, cls, hc, n_hc), start_u, ts, rtt, res.flags, res.ref, res.episode, res.trig,
         res.acked, res.credits, res.msg, res.gap, res.reason, res.counts)
+    LAST_KERNEL_SECONDS = time.perf_counter() - t0
     res.rtt_ns = np.where(res.acked > 0, rtt, -1)
     res.episodes = _episodes(res)
     return res
