@@ -268,6 +268,10 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                     counts[h, K_LOST_BEFORE] -= 1
                     late_row[h] = i
                     late_next[h] = u + consume
+                if in_gap and c & C_LAST:
+                    # The first copy of a message's last packet to pass the tap.
+                    counts[h, K_MESSAGES] += 1
+                    flags[i] |= F_MSG_END
             if icrc[i] != CRC_BAD:
                 if u == epsn[h]:
                     epsn[h] = u + consume
