@@ -144,3 +144,16 @@ def test_opcode_classes():
     assert R.OPCLASS[0xAC] & R.C_READ_REQ and R.OPCLASS[0xAC] & R.C_RELIABLE    # XRC
     assert R.OPCLASS[0x81] == 0                                                 # CNP
     assert R.CREDIT_TABLE[31] == -1 and R.RNR_TIMER_NS[12] == 640_000
+
+
+@given(st.lists(st.integers(0, (1 << 56) - 1), max_size=300), st.integers(1, 40))
+@settings(max_examples=50)
+def test_flow_numbering_twins_equal_numpy(values, distinct):
+    from ibwire.analysis.rc_pair import unique_inverse
+
+    keys = np.array([v % distinct * 7919 + v // distinct % 3 for v in values], dtype=np.int64)
+    want = np.unique(keys, return_inverse=True)
+    for use_numba in (True, False):
+        got = unique_inverse(keys, use_numba)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1].ravel())

@@ -22,9 +22,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ibwire.analysis.rc_rules import C_REQUEST, C_RESPONSE, OPCLASS
+from ibwire.engines import rc_prepass as prepass
 
 _SHIFT_SRC, _SHIFT_DST = 40, 24
 _QP_MASK = (1 << 24) - 1
+_TABLE_BITS = 20
+_MAX_FLOWS = 1 << (_TABLE_BITS - 1)
 
 
 @dataclass
@@ -79,14 +82,29 @@ def cm_pairs(cols: dict[str, np.ndarray]) -> dict[tuple[int, int], tuple[int, in
     return out
 
 
+def unique_inverse(keys: np.ndarray, use_numba: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(keys, return_inverse=True) in one hashing pass (flows are few)."""
+    ids = np.empty(len(keys), dtype=np.int64)
+    uniq = np.empty(min(len(keys), _MAX_FLOWS), dtype=np.int64)
+    run = prepass.flow_ids if use_numba else prepass.flow_ids_py
+    n = run(keys, np.ones(len(keys), dtype=np.bool_), _TABLE_BITS, ids, uniq)
+    if n < 0:
+        return np.unique(keys, return_inverse=True)
+    uniq = uniq[:n]
+    order = np.argsort(uniq)
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    return uniq[order], rank[ids]
+
+
 def pair_streams(cols: dict[str, np.ndarray]) -> Streams:
     op = cols["infiniband.bth.opcode"]
     cls = OPCLASS[np.clip(op, 0, 255)] * (op >= 0)
     keys = _flow_keys(cols["ibwire.src"], cols["ibwire.dst"], cols["infiniband.bth.destqp"])
     psn = cols["infiniband.bth.psn"]
     is_req, is_resp = (cls & C_REQUEST) != 0, (cls & C_RESPONSE) != 0
-    req_keys, req_inv = np.unique(keys[is_req], return_inverse=True)
-    resp_keys, resp_inv = np.unique(keys[is_resp], return_inverse=True)
+    req_keys, req_inv = unique_inverse(keys[is_req])
+    resp_keys, resp_inv = unique_inverse(keys[is_resp])
     cm = cm_pairs(cols)
     partner: dict[int, int] = {}              # request flow -> response flow
     taken: set[int] = set()

@@ -86,17 +86,17 @@ PACKET_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("infiniband.analysis.episode_start", "bool", "First packet of a go-back-N episode"),
     ("infiniband.analysis.episode_reason", "string", "What started the episode"),
     ("infiniband.analysis.episode_trigger", "uint32", "Frame of the NAK/response that started it"),
-    ("infiniband.analysis.psn_gap", "uint32", "PSNs skipped before this request (lost before the capture point)"),
+    ("infiniband.analysis.psn_gap", "uint32", "PSNs skipped before it (lost before the tap)"),
     ("infiniband.analysis.lost_after_capture", "bool", "Captured, but the responder never got it"),
     ("infiniband.analysis.duplicate", "bool", "Responder had already accepted this PSN"),
-    ("infiniband.analysis.out_of_sequence", "bool", "Late request PSN with no retry cause (reordered)"),
-    ("infiniband.analysis.responder_out_of_sequence", "bool", "Beyond the responder's expected PSN"),
+    ("infiniband.analysis.out_of_sequence", "bool", "Late request, no retry cause (reordered)"),
+    ("infiniband.analysis.responder_out_of_sequence", "bool", "Beyond the expected PSN"),
     ("infiniband.analysis.network_duplicate", "bool", "Copy sooner than any retry cause could act"),
     ("infiniband.analysis.nak", "string", "NAK kind"),
     ("infiniband.analysis.rnr", "bool", "RNR NAK"),
     ("infiniband.analysis.rnr_timer_us", "uint32", "RNR NAK minimum timer (microseconds)"),
     ("infiniband.analysis.rnr_retry", "bool", "First resend of the PSN an RNR NAK refused"),
-    ("infiniband.analysis.implied_nak", "bool", "Response PSN beyond a READ/atomic still missing responses"),
+    ("infiniband.analysis.implied_nak", "bool", "Response PSN past a READ/atomic missing responses"),
     ("infiniband.analysis.read_response_gap", "bool", "READ responses missing before this one"),
     ("infiniband.analysis.duplicate_ack", "bool", "ACK acknowledging nothing new"),
     ("infiniband.analysis.ack_rtt", "double", "ACK round-trip time (seconds)"),
@@ -150,7 +150,8 @@ def packet_values(res: RcResult, row: int) -> dict[str, Any]:
     syn = int(res.cols["infiniband.aeth.syndrome"][row])
     if f & R.F_NAK and syn >= 0:
         code = syn & 0x1F
-        out["infiniband.analysis.nak"] = R.NAK_KEYS[code] if code < len(R.NAK_KEYS) else f"code_{code}"
+        out["infiniband.analysis.nak"] = (R.NAK_KEYS[code] if code < len(R.NAK_KEYS)
+                                          else f"code_{code}")
     if f & R.F_RNR and syn >= 0:
         out["infiniband.analysis.rnr_timer_us"] = int(R.RNR_TIMER_NS[syn & 0x1F] // 1000)
     if res.rtt_ns[row] >= 0:

@@ -21,42 +21,72 @@ import numpy as np
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_ACK, C_ATOMIC_ACK, C_ATOMIC_REQ, C_LAST, C_READ_REQ, C_READ_RESP, C_RELIABLE,
-    C_REQUEST, C_RESPONSE, C_UC, F_BAD_ICRC, F_COPY, F_DUP, F_DUP_ACK, F_EPISODE, F_GAP, F_IMPLIED,
-    F_LATE, F_LOST_AFTER, F_MSG_END, F_NAK, F_RESP_GAP, F_RESP_OOS, F_RETX, F_RETRY_START, F_RNR,
-    F_RNR_RETRY, F_UC_GAP, K_ACKS, K_BAD_ICRC, K_BYTES, K_COPIES, K_DUP, K_DUP_ACKS, K_GBN, K_IMPLIED,
-    K_LATE, K_LOST_AFTER, K_LOST_BEFORE, K_MESSAGES, K_NAK0, K_PACKETS, K_REQUESTS,
-    K_RESP_GAPS, K_RESPONSES, K_RETX, K_RETX_BYTES, K_RNR, K_RNR_RETRIES, K_TIMEOUTS,
-    K_UC_GAPS, PSN_HALF, PSN_MOD, READ_FIFO, GAP_RING, REASON_IMPLIED, REASON_NAK_SEQ, REASON_RNR,
-    REASON_TIMEOUT, SYN_ACK, SYN_NAK, SYN_RNR,
+    C_ACK,
+    C_ATOMIC_ACK,
+    C_ATOMIC_REQ,
+    C_LAST,
+    C_READ_REQ,
+    C_READ_RESP,
+    C_RELIABLE,
+    C_REQUEST,
+    C_RESPONSE,
+    C_UC,
+    F_BAD_ICRC,
+    F_COPY,
+    F_DUP,
+    F_DUP_ACK,
+    F_EPISODE,
+    F_GAP,
+    F_IMPLIED,
+    F_LATE,
+    F_LOST_AFTER,
+    F_MSG_END,
+    F_NAK,
+    F_RESP_GAP,
+    F_RESP_OOS,
+    F_RETRY_START,
+    F_RETX,
+    F_RNR,
+    F_RNR_RETRY,
+    F_UC_GAP,
+    GAP_RING,
+    K_ACKS,
+    K_BAD_ICRC,
+    K_BYTES,
+    K_COPIES,
+    K_DUP,
+    K_DUP_ACKS,
+    K_GBN,
+    K_IMPLIED,
+    K_LATE,
+    K_LOST_AFTER,
+    K_LOST_BEFORE,
+    K_MESSAGES,
+    K_NAK0,
+    K_PACKETS,
+    K_REQUESTS,
+    K_RESP_GAPS,
+    K_RESPONSES,
+    K_RETX,
+    K_RETX_BYTES,
+    K_RNR,
+    K_RNR_RETRIES,
+    K_TIMEOUTS,
+    K_UC_GAPS,
+    PSN_HALF,
+    PSN_MOD,
+    READ_FIFO,
+    REASON_IMPLIED,
+    REASON_NAK_SEQ,
+    REASON_RNR,
+    REASON_TIMEOUT,
+    SYN_ACK,
+    SYN_NAK,
+    SYN_RNR,
 )
 
 T_NAK, T_RNR, T_IMPLIED = 1, 2, 4       # pending retry causes (bits of trig_kind)
-_BASE = 1 << 40                          # unwrapped PSNs start here (stay positive)
 CRC_BAD = 0
-
-
-def _unwrap(hc, psn, n_hc, upsn):
-    """24-bit PSNs -> 64-bit, each relative to the highest PSN of its half-connection."""
-    init = np.zeros(n_hc, dtype=np.bool_)
-    ref_raw = np.zeros(n_hc, dtype=np.int64)
-    ref_u = np.zeros(n_hc, dtype=np.int64)
-    for i in range(len(hc)):
-        h = hc[i]
-        if h < 0:
-            upsn[i] = -1
-            continue
-        p = np.int64(psn[i])
-        if not init[h]:
-            init[h] = True
-            ref_raw[h] = p
-            ref_u[h] = _BASE + p
-        d = ((p - ref_raw[h] + PSN_HALF) & (PSN_MOD - 1)) - PSN_HALF
-        u = ref_u[h] + d
-        upsn[i] = u
-        if d > 0:
-            ref_raw[h] = p
-            ref_u[h] = u
 
 
 def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -77,8 +107,8 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
     ep_cur = np.full(n_hc, -1, dtype=np.int32)
     ep_next = np.zeros(n_hc, dtype=np.int64)
     pos_acked = np.zeros(n_hc, dtype=np.int64)
-    retrying = np.zeros(n_hc, dtype=np.bool_)
-    nak_new = np.zeros(n_hc, dtype=np.bool_)      # a first sequence NAK awaits its resend     # a counted retry awaits forward progress
+    retrying = np.zeros(n_hc, dtype=np.bool_)     # a counted retry awaits forward progress
+    nak_new = np.zeros(n_hc, dtype=np.bool_)      # a first sequence NAK awaits its resend
     gaps = np.full((n_hc, GAP_RING, 2), -1, dtype=np.int64)    # recent holes: [lo, hi)
     gap_at = np.zeros(n_hc, dtype=np.int64)
     msg_no = np.zeros(n_hc, dtype=np.int32)
@@ -369,7 +399,5 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                 epsn[h] = u
 
 
-unwrap_psns_py = _unwrap
 rc_pass_py = _pass
-unwrap_psns = njit(cache=True)(_unwrap)
 rc_pass = njit(cache=True)(_pass)

@@ -104,7 +104,8 @@ def parse_z(spec: str) -> Stat:
         try:
             return RcStat() if head == "rc,stat" else FollowQp(int(parts[2], 0))
         except ValueError:
-            raise UsageError(f'invalid -z argument "{spec}": follow,qp,N needs a QP number')
+            raise UsageError(f'invalid -z argument "{spec}": follow,qp,N needs a QP number'
+                             ) from None
     if parts[0] == "expert":
         level = parts[1] if len(parts) > 1 and parts[1] in Expert.LEVELS else ""
         return Expert(level, _rest(parts, 2 if level else 1))
