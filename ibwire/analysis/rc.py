@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ibwire.analysis import rc_rules as R
-from ibwire.analysis.rc_pair import Streams, pair_streams
+from ibwire.analysis.rc_pair import Streams, opclasses, pair_streams
 from ibwire.engines import rc_kernel as K
 from ibwire.engines import rc_prepass as prepass
 
@@ -120,11 +120,10 @@ def _start_psns(st: Streams, first_req: np.ndarray, psn: np.ndarray, upsn: np.nd
 
 def analyze(cols: dict[str, np.ndarray], *, use_numba: bool = True) -> RcResult:
     """Run the RC engine over a capture's columns (`rc_input.rc_columns`)."""
-    streams = pair_streams(cols)
+    cls = opclasses(cols["infiniband.bth.opcode"])
+    streams = pair_streams(cols, cls)
     hc = streams.hc
     n, n_hc = len(hc), len(streams)
-    op = cols["infiniband.bth.opcode"]
-    cls = np.where(op >= 0, R.OPCLASS[np.clip(op, 0, 255)], 0).astype(np.int32)
     P = prepass if use_numba else None
     unwrap = prepass.unwrap if P else prepass.unwrap_py
     occur = prepass.occurrences if P else prepass.occurrences_py

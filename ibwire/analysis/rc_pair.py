@@ -27,6 +27,7 @@ from ibwire.engines import rc_prepass as prepass
 _SHIFT_SRC, _SHIFT_DST = 40, 24
 _QP_MASK = (1 << 24) - 1
 _TABLE_BITS = 20
+_PSN_SAMPLE = 4096
 _MAX_FLOWS = 1 << (_TABLE_BITS - 1)
 
 
@@ -97,9 +98,16 @@ def unique_inverse(keys: np.ndarray, use_numba: bool = True) -> tuple[np.ndarray
     return uniq[order], rank[ids]
 
 
-def pair_streams(cols: dict[str, np.ndarray]) -> Streams:
+def opclasses(op: np.ndarray) -> np.ndarray:
+    """OPCLASS of every row's BTH opcode (0 where there is none)."""
+    cls = OPCLASS[op.astype(np.uint8)]
+    cls[op < 0] = 0
+    return cls
+
+
+def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> Streams:
     op = cols["infiniband.bth.opcode"]
-    cls = OPCLASS[np.clip(op, 0, 255)] * (op >= 0)
+    cls = opclasses(op) if cls is None else cls
     keys = _flow_keys(cols["ibwire.src"], cols["ibwire.dst"], cols["infiniband.bth.destqp"])
     psn = cols["infiniband.bth.psn"]
     is_req, is_resp = (cls & C_REQUEST) != 0, (cls & C_RESPONSE) != 0
@@ -124,6 +132,7 @@ def pair_streams(cols: dict[str, np.ndarray]) -> Streams:
                 partner[i], _ = j, taken.add(j)
     req_psns = psn[is_req]
     resp_psns = psn[is_resp]
+    sample = _PSN_SAMPLE
     for pair, reqs in reqs_by_pair.items():
         free_r = [i for i in reqs if i not in partner]
         free_p = [j for j in by_pair.get(pair, []) if j not in taken]
@@ -133,9 +142,10 @@ def pair_streams(cols: dict[str, np.ndarray]) -> Streams:
             continue
         scores = []
         for j in free_p:
-            rp = resp_psns[resp_inv == j]
+            # The streams' first PSNs decide: responses answer requests near them.
+            rp = resp_psns[np.flatnonzero(resp_inv == j)[:sample]]
             for i in free_r:
-                hit = np.isin(rp, req_psns[req_inv == i]).sum()
+                hit = np.isin(rp, req_psns[np.flatnonzero(req_inv == i)[:sample * 8]]).sum()
                 if hit:
                     scores.append((-int(hit), i, j))
         for _, i, j in sorted(scores):
