@@ -73,8 +73,6 @@ from ibwire.analysis.rc_rules import (
     K_RNR_RETRIES,
     K_TIMEOUTS,
     K_UC_GAPS,
-    PSN_HALF,
-    PSN_MOD,
     READ_FIFO,
     REASON_IMPLIED,
     REASON_NAK_SEQ,
