@@ -96,7 +96,7 @@ PACKET_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("infiniband.analysis.rnr", "bool", "RNR NAK"),
     ("infiniband.analysis.rnr_timer_us", "uint32", "RNR NAK minimum timer (microseconds)"),
     ("infiniband.analysis.rnr_retry", "bool", "First resend of the PSN an RNR NAK refused"),
-    ("infiniband.analysis.implied_nak", "bool", "Response PSN past a READ/atomic short of responses"),
+    ("infiniband.analysis.implied_nak", "bool", "Response past a READ/atomic lacking responses"),
     ("infiniband.analysis.read_response_gap", "bool", "READ responses missing before this one"),
     ("infiniband.analysis.duplicate_ack", "bool", "ACK acknowledging nothing new"),
     ("infiniband.analysis.ack_rtt", "double", "ACK round-trip time (seconds)"),
