@@ -157,3 +157,29 @@ def test_flow_numbering_twins_equal_numpy(values, distinct):
         got = unique_inverse(keys, use_numba)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1].ravel())
+
+
+def _with_opcode_prefix(rows, prefix):
+    return [(s, op | prefix if s == 0 else op, p, syn) for s, op, p, syn in rows]
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_xrc_uses_the_rc_rules(use_numba):
+    rows = [(0, SEND_ONLY, 5, -1), (0, SEND_ONLY, 6, -1), (1, ACK, 5, NAK_SEQ),
+            (0, SEND_ONLY, 5, -1), (0, SEND_ONLY, 6, -1)]
+    res = analyze(_cols(_with_opcode_prefix(rows, 0xA0)), use_numba=use_numba)   # XRC
+    f = _names(res)
+    assert "go_back_n" in f[3] and "retransmission" in f[4]
+    assert res.counts[0, R.COUNT["go_back_n"]] == 1
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_uc_gap_and_ud_counts(use_numba):
+    uc = [(0, 0x24, 1, -1), (0, 0x24, 2, -1), (0, 0x24, 5, -1)]       # UC SEND ONLY
+    res = analyze(_cols(uc), use_numba=use_numba)
+    assert R.flag_names(int(res.flags[2])) == ["message_end", "uc_gap"] and res.gap[2] == 2
+    assert res.counts[0, R.COUNT["uc_gaps"]] == 1
+    assert not (res.flags & (R.F_RETX | R.F_GAP)).any()
+    ud = [(0, 0x64, 7, -1), (0, 0x64, 3, -1)]                          # UD: no sequencing
+    res = analyze(_cols(ud), use_numba=use_numba)
+    assert res.counts[0, R.COUNT["packets"]] == 2 and not res.flags.any()

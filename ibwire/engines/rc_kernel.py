@@ -194,12 +194,13 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                     gap_at[h] += 1
                 high[h] = u + consume
                 if ep_active[h] and u >= ep_end[h]:
-                    if ep_next[h] < ep_end[h]:
-                        # New data before the resend run reached the old front: the
-                        # resends in between were lost before the tap.
+                    skipped = ep_end[h] - max(ep_next[h], acked[h])
+                    if skipped > 0:
+                        # New data before the resend run reached the old front, and no
+                        # ACK made those resends unneeded: they were lost before the tap.
                         flags[i] |= F_GAP
-                        gap[i] += ep_end[h] - ep_next[h]
-                        counts[h, K_LOST_BEFORE] += ep_end[h] - ep_next[h]
+                        gap[i] += skipped
+                        counts[h, K_LOST_BEFORE] += skipped
                     ep_active[h] = False
                 msg[i] = msg_no[h]
                 if c & C_LAST:
@@ -267,11 +268,11 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
                         trig_u[h] = -1
                         trig_kind[h] = 0
                         trig_row[h] = -1
-                    elif u > ep_next[h]:
-                        # The resend run skipped PSNs: those copies were lost before the tap.
+                    elif u > max(ep_next[h], acked[h]):
+                        # The resend run skipped unacknowledged PSNs: lost before the tap.
                         flags[i] |= F_GAP
-                        gap[i] = u - ep_next[h]
-                        counts[h, K_LOST_BEFORE] += u - ep_next[h]
+                        gap[i] = u - max(ep_next[h], acked[h])
+                        counts[h, K_LOST_BEFORE] += gap[i]
                     refused = u == rnr_u[h]      # an RNR NAK refused it: not lost
                     if refused:
                         flags[i] |= F_RNR_RETRY
