@@ -62,7 +62,6 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     f_head = np.zeros(n_hc, dtype=np.int64)
     f_len = np.zeros(n_hc, dtype=np.int64)
     min_rtt = np.full(n_hc, -1, dtype=np.int64)
-    last_any = np.full(n_hc, -1, dtype=np.int64)
     last_resp = np.full(n_hc, -1, dtype=np.int64)     # previous response row, if no request since
     late_row = np.full(n_hc, -1, dtype=np.int64)
     late_next = np.zeros(n_hc, dtype=np.int64)
@@ -73,8 +72,6 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             continue
         c = cls[i]
         u = upsn[i]
-        prev_row = last_any[h]
-        last_any[h] = i
         counts[h, K_PACKETS] += 1
         counts[h, K_BYTES] += paylen[i]
         if not init[h]:
@@ -178,11 +175,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             in_gap = True
                 # Not seen and in no hole: inside an earlier READ's PSN range (a READ
                 # restarted part-way), so it is a resend as much as a seen PSN is.
-                quick = seen and prev_tx[i] == prev_row and min_rtt[h] >= 0 and \
-                    ts[i] - ts[prev_tx[i]] < min_rtt[h]
+                quick = seen and min_rtt[h] >= 0 and ts[i] - ts[prev_tx[i]] < min_rtt[h]
                 if quick and not cause and not (ep_active[h] and u > ep_last[h]):
-                    # A copy right behind the last one (nothing of the stream between)
-                    # and sooner than a round trip: no retry cause can have acted.
+                    # A copy sooner than one round trip after the last one, with no
+                    # NAK seen: no retry cause can have acted; the network duplicated it.
                     flags[i] |= F_COPY
                     ref[i] = prev_tx[i]
                     counts[h, K_COPIES] += 1
