@@ -32,6 +32,7 @@ _QP_MASK = (1 << 24) - 1
 _TABLE_BITS = 20
 _PSN_SAMPLE = 4096
 _ACK_WINDOW = 1 << 12
+_HEAD_ROWS = 1 << 18
 _MAX_FLOWS = 1 << (_TABLE_BITS - 1)
 
 
@@ -137,6 +138,33 @@ def _msn_fit(psn: np.ndarray, msn: np.ndarray, last: np.ndarray, resp_rows: np.n
     return int(counts.max())
 
 
+class _RowsOf(dict):
+    """Flow index -> its rows (computed once per flow), at most `limit` of them."""
+
+    def __init__(self, rows: np.ndarray, inv: np.ndarray, limit: int | None = None) -> None:
+        super().__init__()
+        self.rows, self.inv, self.limit = rows, inv, limit
+
+    def __missing__(self, flow: int) -> np.ndarray:
+        got = self.rows[self.inv == flow][:self.limit]
+        self[flow] = got
+        return got
+
+
+def _head(req_rows: np.ndarray, resp_rows: np.ndarray) -> int:
+    """The row where matching stops looking: after _HEAD_ROWS transport rows."""
+    n = len(req_rows) + len(resp_rows)
+    if n <= _HEAD_ROWS:
+        return 1 << 62
+    both = np.concatenate((req_rows[:_HEAD_ROWS], resp_rows[:_HEAD_ROWS]))
+    return int(np.partition(both, _HEAD_ROWS - 1)[_HEAD_ROWS - 1]) + 1
+
+
+def _before(rows: np.ndarray, sample: np.ndarray) -> np.ndarray:
+    """The rows up to the last sampled response: what those responses can answer."""
+    return rows[:np.searchsorted(rows, sample[-1])] if len(sample) else rows[:0]
+
+
 def _answered(psn: np.ndarray, resp_rows: np.ndarray, req_rows: np.ndarray) -> int:
     """How many of these responses could answer these requests: a response's PSN is at
     or a little before (within _ACK_WINDOW) the last request PSN sent before it. Streams
@@ -179,6 +207,11 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
                 partner[i], _ = j, taken.add(j)
     req_rows, resp_rows = np.flatnonzero(is_req), np.flatnonzero(is_resp)
     msn, last = cols["infiniband.aeth.msn"], (cls & C_LAST) != 0
+    # Matching looks at the start of the capture only (bounded work on big files).
+    head = _head(req_rows, resp_rows)
+    nq, npr = np.searchsorted(req_rows, head), np.searchsorted(resp_rows, head)
+    req_of = _RowsOf(req_rows[:nq], req_inv[:nq])
+    resp_of = _RowsOf(resp_rows[:npr], resp_inv[:npr], _PSN_SAMPLE)
     for pair, reqs in reqs_by_pair.items():
         free_r = [i for i in reqs if i not in partner]
         free_p = [j for j in by_pair.get(pair, []) if j not in taken]
@@ -188,17 +221,17 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
             continue
         scores = []
         for j in free_p:
-            rrows = resp_rows[np.flatnonzero(resp_inv == j)[:_PSN_SAMPLE]]
+            rrows = resp_of[j]
             for i in free_r:
-                rq = req_rows[req_inv == i]
+                rq = _before(req_of[i], rrows)
                 hit = _msn_fit(psn, msn, last, rrows, rq) * (1 << 40) + _answered(psn, rrows, rq)
                 # Both sides requesters: the reverse pair (requests to qA, responses
                 # to qB) belongs to the same QP pair and must fit as well.
                 ri = _find(req_keys, _reverse(int(resp_keys[j])))
                 rj = _find(resp_keys, _reverse(int(req_keys[i])))
                 if ri >= 0 and rj >= 0:
-                    hit += _answered(psn, resp_rows[np.flatnonzero(resp_inv == rj)[:_PSN_SAMPLE]],
-                                     req_rows[req_inv == ri])
+                    rr2 = resp_of[rj]
+                    hit += _answered(psn, rr2, _before(req_of[ri], rr2))
                 if hit:
                     scores.append((-hit, i, j))
         for _, i, j in sorted(scores):
