@@ -8,11 +8,14 @@ Importing this module registers:
 * `register_linktype(242, "ipoib", ...)` for pcap files of Wireshark's layout;
 * a `PAYLOAD_ENCODERS` hook, so `encode(decode(x)) == x` for IPoIB packets.
 
-The heuristic that decides "this UD payload is IPoIB" (`is_ipoib_payload`):
+The heuristic that decides "this SEND payload is IPoIB" (`is_ipoib_payload`),
+Wireshark's (packet-infiniband.c tries it on every SEND payload no MAD claimed):
 
-1. the opcode is UD SEND Only or SEND Only with Immediate (0x64/0x65): IPoIB
-   datagram mode (connected mode, RC/UC SENDs, is not recognised);
-2. neither BTH DestQP nor DETH SrcQP is a management QP (0 or 1) and the
+1. the opcode is a SEND First or SEND Only (with Immediate) of RC, UC or UD:
+   datagram mode is UD SEND Only on the IPoIB QP, connected mode (RFC 4755) RC
+   or UC SENDs whose message starts with the same 4-byte header (SEND Middle and
+   Last carry the rest of the message, no header);
+2. neither BTH DestQP nor (UD) DETH SrcQP is a management QP (0 or 1) and the
    Q_Key is not the well-known GSI Q_Key 0x80010000: MADs stay MADs;
 3. the payload starts with a known EtherType (IPv4, IPv6, ARP, RARP) followed
    by two zero bytes (the RFC's reserved field), and what follows agrees with it
@@ -48,17 +51,26 @@ from ibwire.fields import (
     uint,
 )
 from ibwire.headers.carriers import ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6
+from ibwire.headers.opcodes import OPCODES
+from ibwire.headers.routing import RWH
+from ibwire.inner import add_fields
 from ibwire.packet import Layer, Packet
 
 LINKTYPE_IPOIB = 242
 ETHERTYPE_RARP = 0x8035
 ETHERTYPES = {ETHERTYPE_IPV4: "IPv4", ETHERTYPE_IPV6: "IPv6", ETHERTYPE_ARP: "ARP",
               ETHERTYPE_RARP: "RARP"}
-UD_SEND_OPCODES = (0x64, 0x65)
+# Rule 1: the SENDs that start a message, of the transports IPoIB uses.
+IPOIB_OPCODES = frozenset(
+    op.code for op in OPCODES if op.valid and op.transport in ("RC", "UC", "UD")
+    and op.name in ("Send First", "Send Only", "Send Only with Immediate"))
+UD_SEND_OPCODES = tuple(c for c in sorted(IPOIB_OPCODES) if OPCODES[c].transport == "UD")
+UC_SEND_ONLY = next(op.code for op in OPCODES if op.label == "UC Send Only")
 MAD_QPS = (0, 1)
 GSI_QKEY = 0x80010000
 IB_HW_ADDR_LEN = 20           # IPoIB link address: flags/QPN (4) + GID (16)
 PSEUDO_HEADER_LEN = 40
+RWH_ETYPE = RWH.by_name["etype"].wsname
 
 REGISTRY.add_protocol("ipoib", "IP over Infiniband")
 REGISTRY.add_protocol("arp", "Address Resolution Protocol")
@@ -129,18 +141,25 @@ def looks_like_ipoib(payload: bytes) -> bool:
     return False
 
 
-def is_ipoib_payload(opcode: int, destqp: int, srcqp: int, q_key: int,
+def is_ipoib_payload(opcode: int, destqp: int, srcqp: int | None, q_key: int | None,
                      payload: bytes) -> bool:
-    """Rules 1-3 of the module docstring (shared with the Scapy guesser)."""
-    return (opcode in UD_SEND_OPCODES and destqp not in MAD_QPS and srcqp not in MAD_QPS
+    """Rules 1-3 of the module docstring (shared with the Scapy guesser); `srcqp` and
+    `q_key` are the DETH's, None when the packet has none (RC, UC)."""
+    return (opcode in IPOIB_OPCODES and destqp not in MAD_QPS and srcqp not in MAD_QPS
             and q_key != GSI_QKEY and looks_like_ipoib(payload))
 
 
 # -- decoding --------------------------------------------------------------------
-def _decode_body(pkt: Packet, etype: int, off: int, end: int) -> None:
-    """What follows an IPoIB header: IPv4/IPv6 (never RoCE inside), or IPoIB ARP."""
+def _decode_body(pkt: Packet, etype: int, off: int, end: int, segment: bool = False) -> None:
+    """What follows an IPoIB header: IPv4/IPv6 (never RoCE inside) and what they carry
+    (Scapy's layers, `ibwire.inner`), or IPoIB ARP.
+
+    `segment`: the payload is the SEND First of a connected-mode message, so the IP
+    packet continues in the SEND Middle/Last packets; its lengths reaching past
+    this packet are expected, not malformed."""
     if etype in (ETHERTYPE_IPV4, ETHERTYPE_IPV6):
         saved_opts, saved_trailer = pkt.options, pkt.trailer
+        before = len(pkt.problems)
         pkt.options = Options(roce_ports=frozenset(),
                               verify_crc=getattr(saved_opts, "verify_crc", True))
         try:
@@ -149,22 +168,37 @@ def _decode_body(pkt: Packet, etype: int, off: int, end: int) -> None:
             # decode_ip notes bytes after the IP packet as the frame trailer; here
             # they are still inside the IB payload, before the ICRC.
             pkt.options, pkt.trailer = saved_opts, saved_trailer
+        if segment:
+            pkt.problems[before:] = [p for p in pkt.problems[before:]
+                                     if not _cut_by_segment(p)]
+        add_fields(pkt)     # TCP, ICMP, ... via Scapy (imported on first use)
     elif etype in (ETHERTYPE_ARP, ETHERTYPE_RARP) and end - off >= ARP_IPOIB.size \
             and pkt.data[off + 4] == IB_HW_ADDR_LEN and pkt.data[off + 5] == 4:
         take(pkt, ARP_IPOIB, off, end)
 
 
+def _cut_by_segment(problem) -> bool:
+    """An IP/UDP length reaching past the packet (decode_ip's "does not fit" notes),
+    which a connected-mode SEND First cuts short by design (see _decode_body)."""
+    return problem.layer in ("ip", "ipv6", "udp") and "does not fit" in problem.reason
+
+
 def decode_ipoib_payload(pkt: Packet, start: int, end: int) -> bool:
-    """PAYLOAD_DECODERS hook: claim an IPoIB datagram in a UD SEND."""
+    """PAYLOAD_DECODERS hook: claim an IPoIB datagram (UD) or the start of a
+    connected-mode message (RC/UC SEND First/Only)."""
     bth, deth = pkt.layer("bth"), pkt.layer("deth")
-    if bth is None or deth is None:
+    if bth is None or bth.opcode not in IPOIB_OPCODES:
         return False
-    if not is_ipoib_payload(bth.opcode, bth.destqp, deth.srcqp, deth.q_key,
-                            pkt.data[start:end]):
+    srcqp, q_key = (deth.srcqp, deth.q_key) if deth is not None else (None, None)
+    if not is_ipoib_payload(bth.opcode, bth.destqp, srcqp, q_key, pkt.data[start:end]):
         return False
     hdr = take(pkt, IPOIB, start, end)
     if hdr is not None:
-        _decode_body(pkt, hdr.type, start + IPOIB.size, end)
+        # Wireshark shows this EtherType inside InfiniBand as `infiniband.rwh.etype`
+        # ("IBA Payload - appears to be EtherType encapsulated"); `ipoib.type` too.
+        pkt.add(RWH_ETYPE, hdr.type)
+        _decode_body(pkt, hdr.type, start + IPOIB.size, end,
+                     segment=OPCODES[bth.opcode].name == "Send First")
     return True
 
 

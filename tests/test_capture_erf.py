@@ -124,12 +124,15 @@ def test_parse_never_raises_and_reports_problems():
     assert short.problems == [(0, "truncated ERF header: 9 of 16 bytes")]
     assert short.payload == b""
     # rlen says 48, only 16 + 10 bytes present; wlen 30 cannot be satisfied.
-    cut = parse_erf_record(N1_HEADER + bytes(10))
+    cut = parse_erf_record(N1_HEADER + bytes(10), strict=True)   # a native ERF record
     assert cut.payload == bytes(10)
     assert cut.problems == [
         (10, "rlen 48 exceeds the 26 bytes present"),
         (14, "wlen 30 exceeds the 10 bytes of payload in the record"),
     ]
+    # Inside pcap the record's length bounds it: only the missing wlen bytes count.
+    assert parse_erf_record(N1_HEADER + bytes(10)).problems == [
+        (14, "wlen 30 exceeds the 10 bytes of payload in the record")]
     # The extension-header chain runs off the end of the data.
     head = struct.pack("<QBB", 0, 0x80 | 21, 4) + struct.pack(">HHH", 40, 0, 0)
     chain = parse_erf_record(head + bytes([0x80]) + bytes(7) + bytes(3))

@@ -71,7 +71,8 @@ def test_heuristic_rules():
     body = b"\x08\x00\x00\x00" + IPV4_BODY
     assert is_ipoib_payload(0x64, 0xFFFFFF, 0x48, 0xB1B, body)
     assert is_ipoib_payload(0x65, 5, 0x48, 0xB1B, body)
-    assert not is_ipoib_payload(0x04, 5, 0x48, 0xB1B, body)   # RC SEND: not datagram mode
+    assert is_ipoib_payload(0x04, 5, None, None, body)          # RC SEND Only: connected mode
+    assert not is_ipoib_payload(0x01, 5, None, None, body)      # SEND Middle: no header
     assert looks_like_ipoib(b"\x08\x06\x00\x00" + bytes(4) + b"\x14\x04")
     assert not looks_like_ipoib(b"\x08\x00\x00")
 

@@ -100,10 +100,28 @@ SAMPLES = [
         "no receiver overruns": lambda t: all(
             v["receiver_overruns"] == 0 for d in t["link"]["per_direction"].values()
             for v in d.values())}),
+    Sample("pfc_congestion_roce2.pcap", "pfc_congestion", 1,
+           {"bidirectional": True, "drain_gbps": 4.0, "ecn": 0.05}, {
+        "PFC pauses both ways": lambda t: all(
+            d["intervals"] for d in t["pfc"]["paused"].values()),
+        "pauses ended by XON": lambda t: any(
+            iv["ended_by"] == "xon" for d in t["pfc"]["paused"].values()
+            for iv in d["intervals"])}),
     Sample("ud_cnp_roce2.pcap", "ud_cnp", 1, {}, {
         "CNPs for RC and UD": lambda t: len({c["destqp"] for c in t["cnps"]}) >= 2,
         "ECN marks": lambda t: _events(t)["ecn_mark"] > 0}),
 ]
+
+
+def _ibdump_ipoib() -> bytes:
+    from ibwire.gen.ibdump import ipoib_fabric_capture
+    return ipoib_fabric_capture()
+
+
+# Captures built packet by packet (no simulation, no truth file): name -> builder.
+BUILT: dict[str, Callable[[], bytes]] = {
+    "ibdump_ipoib_erf.pcap": _ibdump_ipoib,    # IPoIB both modes, as ibdump writes ERF
+}
 
 
 def build(sample: Sample, seed: int | None = None) -> GenResult:
@@ -161,6 +179,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{s.file}: {len(result.frames)} frames, {size} bytes with truth; "
               f"{len(t['retransmissions'])} retransmissions, {len(t['naks'])} NAKs, "
               f"{len(t['rnr_naks'])} RNR NAKs, {len(t['events'])} events")
+    for name, make in BUILT.items():
+        path = os.path.join(args.out, name)
+        data = make()
+        if args.check:
+            with open(path, "rb") as f:
+                same = f.read() == data
+            print(f"{name}: {'same' if same else 'DIFFERENT'}")
+            status |= 0 if same else 1
+            continue
+        with open(path, "wb") as f:
+            f.write(data)
+        total += len(data)
+        print(f"{name}: {len(data)} bytes")
     if not args.check and total > MAX_TOTAL:
         print(f"total {total} bytes exceeds {MAX_TOTAL}", file=sys.stderr)
         status = 1

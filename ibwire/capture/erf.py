@@ -88,13 +88,20 @@ def _ext_headers(data: bytes) -> tuple[list[bytes], bool]:
     return headers, False
 
 
-def parse_erf_record(data: bytes) -> ErfRecord:
+def parse_erf_record(data: bytes, strict: bool = False) -> ErfRecord:
     """Parse an ERF record; never raises on bad bytes.
 
     The payload is cut by wlen, not rlen: records may be padded (rlen rounded up to a
     multiple of 8) while ibdump writes rlen = 16 + len. For Ethernet ERF types the
     payload keeps its leading 2-byte offset/pad field. Disagreements between rlen, wlen
     and the bytes present are listed in ``problems`` as (byte offset, reason).
+
+    Inside pcap/pcapng (the default) the capture record's own length bounds the ERF
+    record, as Wireshark reads it: some ibdump versions write rlen rounded up to a
+    multiple of 8 while the pcap record holds only 16 + wlen bytes, which is not an
+    error. Only a record too short for its header and wlen bytes, or with rlen
+    smaller than its header, is a problem. ``strict`` (a bare record of a native
+    ERF file, which rlen delimits) also reports rlen beyond the bytes present.
     """
     data = bytes(data)
     problems: list[tuple[int, str]] = []
@@ -124,12 +131,13 @@ def parse_erf_record(data: bytes) -> ErfRecord:
     if hdr_ok:
         if rlen < header_len:
             problems.append((10, f"rlen {rlen} is shorter than the {header_len}-byte ERF header"))
-        elif rlen > len(data):
+        elif rlen > len(data) and strict:
             problems.append((10, f"rlen {rlen} exceeds the {len(data)} bytes present"))
         elif rlen < len(data):
             problems.append((10, f"rlen {rlen} is shorter than the {len(data)} bytes present"))
         want = wlen + (2 if type_byte & 0x7F in _ETH_TYPES else 0)
-        available = max(0, min(rlen, len(data)) - header_len)
+        bound = len(data) if rlen >= len(data) else rlen  # padding never read past
+        available = max(0, bound - header_len)
         if want > available:
             problems.append(
                 (14, f"wlen {wlen} exceeds the {available} bytes of payload in the record")
@@ -246,7 +254,7 @@ class ErfReader:
                 if record[8] & 0x7F == ERF_TYPE_PAD:
                     continue
                 prev = int.from_bytes(record[:8], "little")
-                parsed = parse_erf_record(record)
+                parsed = parse_erf_record(record, strict=True)
                 yield Frame(
                     index=src.records,
                     ts_ns=parsed.ts_ns,

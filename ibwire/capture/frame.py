@@ -15,8 +15,20 @@ class Frame:
     linktype: int  # pcap LINKTYPE of this record (per interface for pcapng)
     data: bytes  # captured bytes (for LINKTYPE_ERF 197 this includes the ERF header)
     wire_len: int  # original length on the wire as the file records it
-    interface: int = 0
+    interface: int = 0  # pcapng interface index (0 for other formats)
     offset: int = 0  # byte offset of the record header in the (decompressed) file
+
+    @property
+    def erf_cap(self) -> int:
+        """The ERF capture interface (flags bits 0-1, tshark's `erf.flags.cap`) of a
+        LINKTYPE_ERF record, -1 for other records. ibdump writes the port/direction
+        there (flags 4 and 5: interface 0 and 1), a direction hint for analyses."""
+        from ibwire.capture.linktypes import LINKTYPE_ERF  # (linktypes imports Frame)
+        from ibwire.headers.carriers import ERF
+        at = ERF.by_name["cap"].offset            # the flags byte; cap is its low 2 bits
+        if self.linktype != LINKTYPE_ERF or len(self.data) <= at:
+            return -1
+        return self.data[at] & 0x03
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,21 +2,22 @@
 short description of the frames that are not InfiniBand.
 
 ibwire's decoder stops at the carriers RoCE needs (Ethernet, VLAN, IPv4/IPv6,
-UDP); TCP, ARP and ICMP frames still appear in every capture, and a `-T fields`
-line up with tshark needs their `frame.protocols` and a summary line. Those few
-header bytes are read here, for presentation only.
+UDP) and at IPoIB; TCP, ARP and ICMP frames still appear in every capture, and
+IPoIB carries them inside InfiniBand. What IP (or an Ethernet ARP) carries is
+Scapy's to decode (`ibwire.inner`); here it becomes tshark's `frame.protocols`,
+Protocol/Source/Destination columns and a short Info text.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import struct
 
+from ibwire.inner import arp_info, transport_of
 from ibwire.packet import Packet
 
+# tshark's names by IP protocol number, for what Scapy leaves as raw data.
 IP_PROTOS = {1: "icmp", 2: "igmp", 6: "tcp", 17: "udp", 58: "icmpv6", 132: "sctp",
              47: "gre", 50: "esp"}
-IPV6_EXT = {0: "ipv6.hopopts", 43: "ipv6.routing", 44: "ipv6.fraghdr", 60: "ipv6.dstopts"}
 ETHERTYPES = {0x0806: "arp", 0x88CC: "lldp", 0x8035: "rarp", 0x88F7: "ptp"}
 # Protocol column text by stack name.
 COLUMN_NAMES = {
@@ -25,93 +26,57 @@ COLUMN_NAMES = {
     "lldp": "LLDP", "sctp": "SCTP", "gre": "GRE", "esp": "ESP", "ptp": "PTPv2",
     "erf": "ERF", "vlan": "802.1Q", "data": "Data",
 }
-TCP_FLAGS = ((0x100, "NS"), (0x80, "CWR"), (0x40, "ECE"), (0x20, "URG"), (0x10, "ACK"),
-             (0x08, "PSH"), (0x04, "RST"), (0x02, "SYN"), (0x01, "FIN"))
-
-
-def _ip_end(pkt: Packet) -> tuple[int, int, int] | None:
-    """(protocol number, payload offset, payload end) of the last IP header."""
-    data = pkt.data
-    for lay in reversed(pkt.layers):
-        name = lay.layout.name
-        if name == "ip":
-            start = lay.offset + lay.values["ihl"] * 4
-            end = min(len(data), lay.offset + lay.values["len"])
-            return lay.values["proto"], start, end
-        if name == "ipv6":
-            end = min(len(data), lay.offset + 40 + lay.values["plen"])
-            return lay.values["nxt"], lay.offset + 40, end
-    return None
-
-
-def _ipv6_ext(pkt: Packet, nxt: int, off: int, end: int, out: list[str]) -> tuple[int, int]:
-    """Walk IPv6 extension headers, naming them as tshark does."""
-    data = pkt.data
-    hops = 0
-    while nxt in IPV6_EXT and off + 8 <= end and hops < 8:
-        out.append(IPV6_EXT[nxt])
-        length = 8 if nxt == 44 else (data[off + 1] + 1) * 8
-        nxt = data[off]
-        off += length
-        hops += 1
-    return nxt, off
-
-
 _STACK_NAMES = {"erf": ["erf"], "eth": ["eth", "ethertype"], "vlan": ["vlan", "ethertype"],
-                "ip": ["ip"], "ipv6": ["ipv6"], "udp": ["udp"]}
+                "ip": ["ip"], "ipv6": ["ipv6"], "udp": ["udp"],
+                # IPoIB's header is an EtherType: tshark hands it to `ethertype`,
+                # except for LINKTYPE_IPOIB whose dissector is `ipoib` itself.
+                "ipoib": ["ethertype"], "ipoib_grh": ["ipoib"], "ipoib_daddr": ["ipoib"]}
 
 
-def _names(layers: list, pkt: Packet) -> list[str]:
+def _names(layers: list) -> list[str]:
     out: list[str] = []
     for lay in layers:
         name = lay.layout.name
         if name in _STACK_NAMES:
             out += _STACK_NAMES[name]
-            if name == "ipv6":
-                _ipv6_ext(pkt, lay.values["nxt"], lay.offset + 40, len(pkt.data), out)
         elif lay.layout.protocol not in out[-1:]:
             out.append(lay.layout.protocol)
     return out
 
 
+def _above_ip(pkt: Packet, layers: list) -> list[str]:
+    """Carrier names up to the last IP header, then what Scapy finds above it."""
+    ip_at = max((i for i, lay in enumerate(layers) if lay.layout.name in ("ip", "ipv6")),
+                default=-1)
+    if ip_at < 0:
+        return _names(layers)
+    out = _names(layers[:ip_at + 1])
+    inner = transport_of(pkt).stack
+    ip = layers[ip_at]
+    proto = ip.values["proto"] if ip.layout.name == "ip" else ip.values["nxt"]
+    if inner in ([], ["data"]) and proto in IP_PROTOS and proto not in (6, 17):
+        return out + [IP_PROTOS[proto]]       # a protocol Scapy does not decode
+    return out + inner
+
+
 def protocol_stack(pkt: Packet) -> list[str]:
-    """tshark's `frame.protocols` components, e.g. eth:ethertype:ip:udp:infiniband."""
+    """tshark's `frame.protocols` components, e.g. eth:ethertype:ip:udp:infiniband,
+    erf:infiniband:ethertype:ip:icmp:data for IPoIB."""
     if pkt.is_infiniband:
         # Carriers before the InfiniBand headers, InfiniBand, then whatever decoded
-        # the payload (MADs are InfiniBand too; IPoIB brings its own IP and UDP).
+        # the payload (MADs are InfiniBand too; IPoIB brings its own IP and more).
         before = [lay for lay in pkt.layers if lay.offset < pkt.ib_offset]
         after = [lay for lay in pkt.layers if lay.offset >= pkt.ib_offset
                  and lay.layout.protocol not in ("infiniband", "infiniband_link")]
-        out = _names(before, pkt)
+        out = _names(before)
         out.append("infiniband_link" if pkt.layer("link") is not None else "infiniband")
-        out += _names(after, pkt)
+        out += _above_ip(pkt, after)
         if pkt.has("infiniband.payload"):
             out.append("data")
         return out
-    out = _names(pkt.layers, pkt)
+    out = _above_ip(pkt, pkt.layers)
     names = [lay.layout.name for lay in pkt.layers]
-    # Not InfiniBand: name what follows the last carrier header.
     last = names[-1] if names else ""
-    if last == "udp":
-        udp = pkt.layer("udp")
-        assert udp is not None
-        if udp.values["length"] > 8:
-            out.append("data")
-        return out
-    ip = _ip_end(pkt)
-    if ip is not None and last in ("ip", "ipv6"):
-        proto, off, end = ip
-        if last == "ipv6":
-            proto, off = _ipv6_ext(pkt, proto, off, end, [])
-        name = IP_PROTOS.get(proto)
-        if name is None:
-            return out + (["data"] if end > off else [])
-        out.append(name)
-        if name == "tcp" and off + 13 <= end:
-            hlen = (pkt.data[off + 12] >> 4) * 4
-            if end - off > hlen:
-                out.append("data")
-        return out
     if last in ("eth", "vlan"):
         etype = _last_ethertype(pkt)
         if etype in ETHERTYPES:
@@ -131,9 +96,9 @@ def _last_ethertype(pkt: Packet) -> int | None:
 
 
 def column_protocol(pkt: Packet, stack: list[str]) -> str:
-    """The Protocol column: InfiniBand / RoCE / RRoCE / InfiniBand Link, else the top
-    carrier protocol."""
-    if pkt.is_infiniband:
+    """The Protocol column: InfiniBand / RoCE / RRoCE / InfiniBand Link, the innermost
+    protocol of IPoIB and other frames (ICMP, ARP, UDP, ...)."""
+    if pkt.is_infiniband and pkt.layer("ipoib") is None:
         if pkt.layer("link") is not None:
             return "InfiniBand Link"
         if pkt.layer("lrh") is not None or pkt.encap in ("ib", "erf"):
@@ -142,7 +107,7 @@ def column_protocol(pkt: Packet, stack: list[str]) -> str:
             return "RRoCE"
         return "RoCE"
     for name in reversed(stack):
-        if name in ("data", "ethertype"):
+        if name in ("data", "ethertype") or "." in name:
             continue
         return COLUMN_NAMES.get(name, name.upper())
     return "Unknown"
@@ -150,53 +115,31 @@ def column_protocol(pkt: Packet, stack: list[str]) -> str:
 
 def carrier_info(pkt: Packet, stack: list[str]) -> str:
     """A short Info column for frames that carry no InfiniBand."""
-    data = pkt.data
+    text = inner_info(pkt, stack)
+    if text:
+        return text
     top = next((n for n in reversed(stack) if n not in ("data", "ethertype")), "")
-    ip = _ip_end(pkt)
-    if top in ("tcp", "udp") and ip is not None:
-        _, off, end = ip
-        if top == "udp":
-            udp = pkt.layer("udp")
-            if udp is not None:
-                v = udp.values
-                return f"{v['srcport']} → {v['dstport']} Len={max(v['length'] - 8, 0)}"
-        if off + 14 <= end:
-            sport, dport = struct.unpack_from(">HH", data, off)
-            flags = struct.unpack_from(">H", data, off + 12)[0] & 0x1FF
-            hlen = (data[off + 12] >> 4) * 4
-            names = ", ".join(n for bit, n in TCP_FLAGS if flags & bit)
-            return f"{sport} → {dport} [{names}] Len={max(end - off - hlen, 0)}"
-    if top == "arp":
-        return _arp_info(pkt)
-    if top in ("icmp", "icmpv6") and ip is not None:
-        _, off, end = ip
-        if top == "icmpv6":
-            lay = pkt.layer("ipv6")
-            _, off = _ipv6_ext(pkt, lay.values["nxt"] if lay else 58, off, end, [])
-        if off < end:
-            return f"{COLUMN_NAMES[top]} type {data[off]}"
     if pkt.problems:
         return f"[Malformed: {pkt.problems[0]}]"
     return COLUMN_NAMES.get(top, top)
 
 
-def _arp_info(pkt: Packet) -> str:
-    eth = pkt.layer("vlan") or pkt.layer("eth")
-    if eth is None:
-        return "ARP"
-    off = eth.offset + eth.layout.size
-    data = pkt.data
-    if off + 28 > len(data):
-        return "ARP"
-    op = struct.unpack_from(">H", data, off + 6)[0]
-    sha = ":".join(f"{b:02x}" for b in data[off + 8:off + 14])
-    spa = str(ipaddress.IPv4Address(data[off + 14:off + 18]))
-    tpa = str(ipaddress.IPv4Address(data[off + 24:off + 28]))
-    if op == 1:
-        return f"Who has {tpa}? Tell {spa}"
-    if op == 2:
-        return f"{spa} is at {sha}"
-    return f"ARP opcode {op}"
+def inner_info(pkt: Packet, stack: list[str]) -> str:
+    """Info text of what IP, IPoIB or an Ethernet ARP carries ("" when nothing)."""
+    arp = pkt.layer("arp_ipoib")
+    if arp is not None:
+        v = arp.values
+        return arp_info(v["opcode"], _ip(v["src_proto_ipv4"]), _ip(v["dst_proto_ipv4"]),
+                        bytes(v["src_hw"]).hex())
+    inner = transport_of(pkt)
+    if inner.info:
+        return inner.info
+    if inner.top == "udp":
+        udp = pkt.layer("udp")
+        if udp is not None:
+            v = udp.values
+            return f"{v['srcport']} → {v['dstport']} Len={max(v['length'] - 8, 0)}"
+    return ""
 
 
 def addresses(pkt: Packet) -> tuple[str, str]:
@@ -217,6 +160,16 @@ def addresses(pkt: Packet) -> tuple[str, str]:
     if eth is not None:
         return _mac(eth.values["src"]), _mac(eth.values["dst"])
     return "", ""
+
+
+def column_addresses(pkt: Packet) -> tuple[str, str]:
+    """Source and Destination columns: as `addresses`, but IPoIB frames show the IP
+    addresses they carry (as tshark does)."""
+    if pkt.layer("ipoib") is not None:
+        for lay in reversed(pkt.layers):
+            if lay.layout.name in ("ip", "ipv6"):
+                return _ip(lay.values["src"]), _ip(lay.values["dst"])
+    return addresses(pkt)
 
 
 def _ip(raw: bytes) -> str:

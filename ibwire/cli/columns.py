@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ibwire.cli.carriers import addresses, carrier_info, column_protocol
+from ibwire.cli.carriers import carrier_info, column_addresses, column_protocol, inner_info
 from ibwire.cli.frames import FrameInfo, fmt_ns
 from ibwire.cli.madinfo import mad_header, mad_info
 from ibwire.crc import CrcStatus
@@ -50,13 +50,19 @@ def rnr_ms(code: int) -> str:
     return f"{us / 1000:g}"
 
 
-def transport_info(pkt: Packet) -> tuple[str, str | None]:
-    """Info text and style of a packet with a BTH."""
+def transport_info(pkt: Packet, stack: list[str] | None = None) -> tuple[str, str | None]:
+    """Info text and style of a packet with a BTH. IPoIB names its mode and adds what
+    it carries: `IPoIB-CM RC Send Only QP=0x000051 PSN=7 | Echo (ping) request ...`."""
     op = pkt.opcode
     bth = pkt.layer("bth")
     assert op is not None and bth is not None
     qp = bth.values["destqp"]
     base = f"{op.label} QP=0x{qp:06x}"
+    if pkt.layer("ipoib") is not None:
+        mode = "IPoIB" if op.transport == "UD" else "IPoIB-CM"
+        text = inner_info(pkt, stack or [])
+        info = f"{mode} {base} PSN={bth.values['psn']}"
+        return (f"{info} | {text}" if text else info), None
     style: str | None = "ack" if (op.code & 0x1F) in (0x11, 0x12) else None
     mad = mad_header(pkt)
     if mad is not None:
@@ -94,7 +100,7 @@ def info_column(pkt: Packet, stack: list[str]) -> tuple[str, str | None]:
     if pkt.layer("link") is not None:
         info, style = link_info(pkt), "link"
     elif pkt.opcode is not None:
-        info, style = transport_info(pkt)
+        info, style = transport_info(pkt, stack)
     elif pkt.is_infiniband:
         info, style = _routing_only(pkt), None
     else:
@@ -125,7 +131,7 @@ def columns(info: FrameInfo, time_text: str | None = None) -> Columns:
     pkt = info.pkt
     assert pkt is not None
     stack = info.stack
-    src, dst = addresses(pkt)
+    src, dst = column_addresses(pkt)
     text, style = info_column(pkt, stack)
     cols = Columns(str(info.number), time_text or fmt_ns(info.rel_ns), src, dst,
                    column_protocol(pkt, stack), str(info.length), text, style)

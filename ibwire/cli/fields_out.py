@@ -10,7 +10,6 @@ tshark's.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +18,8 @@ from ibwire.cli.columns import columns
 from ibwire.cli.frames import FrameInfo
 from ibwire.fields import REGISTRY
 from ibwire.format import format_field, format_value
+from ibwire.inner import NAMES as INNER_NAMES
+from ibwire.inner import transport_of
 from ibwire.packet import Packet
 
 Getter = Callable[[FrameInfo, Packet], list[str]]
@@ -106,41 +107,13 @@ def _one(layer: str, fn: Callable[[dict], int]) -> Raw:
     return get
 
 
-def _tcp_off(info: FrameInfo, pkt: Packet) -> int | None:
-    if "tcp" not in info.stack:
-        return None
-    ip = pkt.layer("ip") or pkt.layer("ipv6")
-    if ip is None:
-        return None
-    off = ip.offset + (ip.values["ihl"] * 4 if ip.layout.name == "ip" else 40)
-    return off if off + 14 <= len(pkt.data) else None
-
-
-def _tcp(index: int) -> Raw:
-    def get(info: FrameInfo, pkt: Packet) -> list[Any]:
-        off = _tcp_off(info, pkt)
-        if off is None:
-            return []
-        ports = list(struct.unpack_from(">HH", pkt.data, off))
-        return ports if index < 0 else [ports[index]]
-    return get
-
-
 def data_bytes(info: FrameInfo, pkt: Packet) -> bytes | None:
     """What tshark's `data` dissector would hold: the unclaimed payload."""
     if "data" not in info.stack:
         return None
-    if pkt.is_infiniband:
+    if pkt.is_infiniband and pkt.layer("ipoib") is None:
         return pkt.payload + pkt.pad      # Wireshark's data runs up to the ICRC
-    udp = pkt.layer("udp")
-    if udp is not None:
-        return pkt.data[udp.offset + 8:udp.offset + udp.values["length"]]
-    off = _tcp_off(info, pkt)
-    ip = pkt.layer("ip") or pkt.layer("ipv6")
-    if off is not None and ip is not None:
-        end = ip.offset + (ip.values["len"] if ip.layout.name == "ip" else 40 + ip.values["plen"])
-        return pkt.data[off + (pkt.data[off + 12] >> 4) * 4:end]
-    return None
+    return transport_of(pkt).data
 
 
 def _data(fn: Callable[[bytes], Any]) -> Raw:
@@ -160,8 +133,6 @@ ALIASES: dict[str, tuple[str, str, Raw]] = {
     "ip.dsfield": ("uint8", "hex", _one("ip", lambda v: (v["dscp"] << 2) | v["ecn"])),
     "ip.flags": ("uint8", "hex",
                  _one("ip", lambda v: (v["rb"] << 2) | (v["df"] << 1) | v["mf"])),
-    "tcp.srcport": ("uint16", "dec", _tcp(0)), "tcp.dstport": ("uint16", "dec", _tcp(1)),
-    "tcp.port": ("uint16", "dec", _tcp(-1)),
     "data.data": ("bytes", "dec", _data(lambda d: d)),
     "data.len": ("uint32", "dec", _data(len)),
 }
@@ -188,6 +159,15 @@ def _protocol_getter(name: str) -> Getter:
     return get
 
 
+def _inner_getter(name: str) -> Getter:
+    """Fields of what IP carries: decoded layers first (IPoIB's ARP, the fields the
+    IPoIB decoder added), else what Scapy finds in this frame (`ibwire.inner`)."""
+    def get(info: FrameInfo, pkt: Packet) -> list[str]:
+        vals = info.values(name) or transport_of(pkt).fields.get(name, [])
+        return [format_field(name, v) for v in vals]
+    return get
+
+
 def getter(name: str) -> Getter | None:
     """How to fetch one field; None when ibwire does not know the name."""
     if name.startswith("frame.") and name != "frame":
@@ -198,6 +178,8 @@ def getter(name: str) -> Getter | None:
         return _alias_getter(name)
     if name in PROTOCOL_NAMES:
         return _protocol_getter(name)
+    if name in INNER_NAMES:
+        return _inner_getter(name)
     if name in REGISTRY.entries:
         return _registry_getter(name)
     return None

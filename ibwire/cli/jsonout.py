@@ -77,6 +77,9 @@ def layers_obj(info: FrameInfo, pkt: Packet) -> Obj:
         if proto in ("frame", "_ws"):
             continue
         target = next((obj for key, obj in layers if key == proto), None)
+        if target is None and proto in info.stack:
+            target = []                # a protocol IP carries (TCP, ICMP: ibwire.inner)
+            layers.append((proto, target))
         if target is None:
             continue
         target.extend((name, _value(name, v)) for v in vals)

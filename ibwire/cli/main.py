@@ -3,6 +3,7 @@
     ibwire dump -r FILE [tshark flags]    packets, like tshark (also: ibwire -r FILE ...)
     ibwire stats FILE [-z SPEC ...]        statistics (a useful default set without -z)
     ibwire fields [--filter TEXT]          every field name, like tshark -G fields
+    ibwire fabric FILE...                  fabric view from management traffic
     ibwire gen ...                         synthetic traffic (when ibwire.gen is installed)
     ibwire rc FILE [-T json] [-w OUT]      RC sequencing analysis (retransmissions, NAKs, RNR)
     ibwire plot FILE --qp N | --credits | --counters    plots (PNG/SVG)
@@ -100,8 +101,22 @@ unknown link type are listed undecoded after one warning.
 Exit status: 0 ok, 1 bad input file, 2 bad usage."""
 
 
+# One usage line per command: the top-level usage and the one-line usage after an error.
+USAGES = {
+    "dump": "ibwire dump [options] [-r] FILE",
+    "stats": "ibwire stats [options] FILE [-z SPEC ...]",
+    "fields": "ibwire fields [--filter TEXT]",
+    "credits": "ibwire credits [options] FILE",
+    "fabric": "ibwire fabric [options] FILE...",
+    "gen": "ibwire gen ...",
+    "rc": "ibwire rc [options] FILE",
+    "plot": "ibwire plot FILE (--qp N | --credits | --counters) [options]",
+}
+TOP_USAGE = "ibwire {" + ",".join(USAGES) + "} ..."
+
+
 def build_parser() -> Parser:
-    top = Parser(prog="ibwire", usage="ibwire {dump,stats,fields,gen,rc,plot} ...",
+    top = Parser(prog="ibwire", usage=TOP_USAGE,
                  description="InfiniBand and RoCE capture analyzer with tshark's flags.")
     from ibwire import __version__
     top.add_argument("--version", action="version", version=f"ibwire {__version__}")
@@ -112,16 +127,26 @@ def build_parser() -> Parser:
     _dump_args(dump)
     stats = sub.add_parser("stats", help="statistics of a capture",
                            usage="ibwire stats [options] FILE [-z SPEC ...]")
-    stats.add_argument("file", nargs="?")
-    stats.add_argument("-r", metavar="FILE")
-    stats.add_argument("-z", metavar="STATISTICS", action="append")
-    stats.add_argument("-c", metavar="N", type=int)
-    stats.add_argument("-d", metavar="udp.port==N,infiniband", action="append", default=[])
-    stats.add_argument("-n", action="store_true")
-    stats.add_argument("--no-color", dest="color", action="store_false", default=None)
+    stats.add_argument("file", nargs="?", help="capture file (or -r FILE); - for stdin")
+    stats.add_argument("-r", metavar="FILE",
+                       help="read packets from FILE (pcap, pcapng, ERF, .gz)")
+    stats.add_argument("-z", metavar="STATISTICS", action="append",
+                       help="statistics to print (repeatable; default: a useful set): "
+                       "io,phs io,stat,INTERVAL[,FILTER] conv,TYPE endpoints,TYPE "
+                       "ib,opcodes ib,mad expert")
+    stats.add_argument("-c", metavar="N", type=int, help="stop after reading N frames")
+    stats.add_argument("-d", metavar="udp.port==N,infiniband", action="append", default=[],
+                       help="decode UDP port N (or N-M) as RoCEv2")
+    stats.add_argument("-n", action="store_true",
+                       help="accepted (ibwire never resolves names)")
+    stats.add_argument("--no-color", dest="color", action="store_false", default=None,
+                       help="never colour")
     fields = sub.add_parser("fields", help="list every field (like tshark -G fields)",
                             usage="ibwire fields [--filter TEXT]")
     fields.add_argument("--filter", metavar="TEXT", help="only names containing TEXT")
+    from ibwire.cli.credits import add_parser as add_credits
+    add_credits(sub)
+    importlib.import_module("ibwire.cli.fabric").add_parser(sub)
     _add_gen(sub)
     from ibwire.cli import plot, rc
     rc.add_parser(sub)
@@ -143,13 +168,8 @@ def _add_gen(sub: Any) -> None:
 
 
 def _usage_line(argv: Sequence[str]) -> str:
-    cmd = next((a for a in argv if a in ("dump", "stats", "fields", "gen", "rc", "plot")),
-               None)
-    usages = {"dump": "ibwire dump [options] [-r] FILE", "stats":
-              "ibwire stats [options] FILE [-z SPEC ...]", "fields":
-              "ibwire fields [--filter TEXT]", "gen": "ibwire gen ...",
-              "rc": "ibwire rc [options] FILE", "plot": "ibwire plot FILE [options]"}
-    return "usage: " + usages.get(cmd or "", "ibwire {dump,stats,fields,gen,rc,plot} ...") + \
+    cmd = next((a for a in argv if a in USAGES), None)
+    return "usage: " + USAGES.get(cmd or "", TOP_USAGE) + \
         f" (see ibwire {cmd + ' ' if cmd else ''}--help)"
 
 
@@ -172,13 +192,18 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.command == "fields":
         from ibwire.cli.fieldlist import run as run_fields
         return run_fields(args, out)
+    if args.command == "fabric":
+        return importlib.import_module("ibwire.cli.fabric").run(args, out)
+    if args.command == "credits":
+        from ibwire.cli.credits import run as run_credits
+        return run_credits(args, out)
     if args.command == "gen":
         gen = importlib.import_module("ibwire.gen.cli")
         return int(gen.run(args) or 0)
     if args.command in ("rc", "plot"):
         mod = importlib.import_module(f"ibwire.cli.{args.command}")
         return int(mod.run(args, out))
-    raise UsageError("a command is required: dump, stats, fields, gen "
+    raise UsageError(f"a command is required: {', '.join(USAGES)} "
                      "(or tshark's flags: ibwire -r FILE ...)")
 
 

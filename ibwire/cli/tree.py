@@ -15,8 +15,9 @@ from typing import Any
 from ibwire.cli.carriers import COLUMN_NAMES
 from ibwire.cli.frames import FrameInfo, erf_header_len, fmt_ns
 from ibwire.crc import CrcStatus
-from ibwire.fields import BOOL, Field
+from ibwire.fields import BOOL, REGISTRY, Field
 from ibwire.format import display_value, format_field, format_value
+from ibwire.inner import transport_of
 from ibwire.packet import Layer, Packet
 
 INDENT = "    "
@@ -59,8 +60,40 @@ def protocol_text(name: str, info: FrameInfo, pkt: Packet) -> str:
     if name == "infiniband_link":
         return "InfiniBand Link"
     if name == "data":
-        return f"Data ({len(pkt.payload)} bytes)"
+        return f"Data ({len(_data(info, pkt))} bytes)"
+    inner = INNER_HEADINGS.get(name)
+    if inner is not None:
+        vals = transport_of(pkt).fields
+        ports = vals.get(f"{name}.srcport", []) + vals.get(f"{name}.dstport", [])
+        return inner + (f", Src Port: {ports[0]}, Dst Port: {ports[1]}" if ports else "")
+    if name == "ipoib":
+        return REGISTRY.protocols.get(name, name)
     return COLUMN_NAMES.get(name, name)
+
+
+# What IP carries (`ibwire.inner`): section headings as tshark's.
+INNER_HEADINGS = {"tcp": "Transmission Control Protocol",
+                  "icmp": "Internet Control Message Protocol",
+                  "icmpv6": "Internet Control Message Protocol v6"}
+# Extras shown with a label of their own.
+_EXTRA_LABELS = {"infiniband.rwh.etype": "Ethertype"}
+
+
+def _data(info: FrameInfo, pkt: Packet) -> bytes:
+    from ibwire.cli.fields_out import data_bytes  # (fields_out imports this module)
+    data = data_bytes(info, pkt)
+    return data if data is not None else pkt.payload
+
+
+def _inner_lines(pkt: Packet, proto: str) -> Iterator[str]:
+    """Field lines of a protocol IP carries, from Scapy's decode (`ibwire.inner`)."""
+    for name, vals in transport_of(pkt).fields.items():
+        # (tcp.port repeats both ports; tshark hides it in the tree too)
+        if name.startswith(proto + ".") and name in REGISTRY.entries \
+                and not name.endswith(".port"):
+            label = REGISTRY.entries[name].label
+            for v in vals:
+                yield f"{label}: {display_value(name, v)}"
 
 
 def bit_pattern(f: Field, value: int) -> str:
@@ -117,6 +150,8 @@ def _extra_lines(pkt: Packet, prefix: str) -> Iterator[str]:
                 label = {"infiniband.payload": "Payload", "infiniband.pad": "Pad",
                          "infiniband.raw": "Undecoded"}.get(name, name)
                 yield f"{label}: {len(v)} byte{'s' if len(v) != 1 else ''}"
+            elif name in _EXTRA_LABELS:
+                yield f"{_EXTRA_LABELS[name]}: {display_value(name, v)}"
             else:
                 yield f"{name}: {format_field(name, v)}"
 
@@ -166,8 +201,13 @@ def tree_lines(info: FrameInfo, pkt: Packet, expand: set[str] | None = None) -> 
             out += [INDENT + x for x in _extra_lines(pkt, proto + ".")]
             if pkt.lpcrc_status != CrcStatus.NOT_PRESENT and proto == "infiniband_link":
                 out.append(f"{INDENT}[Link Packet CRC: {CRC_WORDS[pkt.lpcrc_status]}]")
-    if "data" in info.stack and pkt.payload:
-        out.append(f"Data ({len(pkt.payload)} bytes)")
+    for proto in transport_of(pkt).stack:
+        if proto in INNER_HEADINGS:
+            out.append(protocol_text(proto, info, pkt))
+            if open_(proto):
+                out += [INDENT + x for x in _inner_lines(pkt, proto)]
+    if "data" in info.stack and _data(info, pkt):
+        out.append(protocol_text("data", info, pkt))
     for p in pkt.problems:
         out.append(f"[Malformed: {p}]")
     return out

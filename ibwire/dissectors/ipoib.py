@@ -1,8 +1,8 @@
 """Scapy layers for IPoIB, generated from the layouts in `ibwire.ipoib`.
 
-* `IPoIB` (4 bytes) follows the last ETH of a UD SEND when `is_ipoib_payload`
-  says so (the same heuristic as the library decoder) and hands its payload to
-  Scapy's IP / IPv6 / ARP by `type`.
+* `IPoIB` (4 bytes) follows the last ETH of a UD SEND or the BTH of an RC/UC SEND
+  First/Only when `is_ipoib_payload` says so (the same heuristic as the library
+  decoder) and hands its payload to Scapy's IP / IPv6 / ARP by `type`.
 * LINKTYPE_IPOIB (242) starts with `IPoIBGRH`, which dispatches to
   `IPoIBDAddr` when bytes 0-1 are zero (Wireshark's two pseudo-header forms).
 * A BTH is never dissected under IPoIB: UDP to port 4791 inside IPoIB is not RoCE.
@@ -54,10 +54,10 @@ IPoIBGRH = layer_class(IPOIB_GRH, "IPoIBGRH",
 
 
 def guess_ipoib(bth: Packet, last: Packet, data: bytes) -> type[Packet] | None:
+    """UD datagram mode (DETH) and RC/UC connected mode (no DETH) alike."""
     deth = find_layer(last, "deth")
-    if deth is None:
-        return None
-    if is_ipoib_payload(bth.opcode, bth.destqp, deth.srcqp, deth.q_key, data):
+    srcqp, q_key = (deth.srcqp, deth.q_key) if deth is not None else (None, None)
+    if is_ipoib_payload(bth.opcode, bth.destqp, srcqp, q_key, data):
         return IPoIB
     return None
 

@@ -43,48 +43,66 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="OUT", help="capture file (default "
                    "<scenario>.pcap); ground truth goes to <name>.truth.json")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
-    p.add_argument("--encap", choices=ENCAPS)
-    p.add_argument("--format", dest="fmt", choices=("pcap", "pcapng", "erf"))
+    p.add_argument("--encap", choices=ENCAPS, help="encapsulation of the packets")
+    p.add_argument("--format", dest="fmt", choices=("pcap", "pcapng", "erf"),
+                   help="capture file format (default pcap)")
     p.add_argument("--packets", type=int, metavar="N", help="about N request packets")
     p.add_argument("--messages", type=int, metavar="N", help="messages per requester")
-    p.add_argument("--connections", type=int, metavar="N")
-    p.add_argument("--bidirectional", action="store_true", default=None)
+    p.add_argument("--connections", type=int, metavar="N", help="RC connections (QP pairs)")
+    p.add_argument("--bidirectional", action="store_true", default=None,
+                   help="host B also runs a requester on each QP pair")
     p.add_argument("--ops", type=_ops, metavar="OP=W,...",
                    help="operation weights: send, send_imm, send_inv, write, write_imm, "
                         "read, cmp_swap, fetch_add")
-    p.add_argument("--pmtu", type=int, choices=(256, 512, 1024, 2048, 4096))
+    p.add_argument("--pmtu", type=int, choices=(256, 512, 1024, 2048, 4096),
+                   help="path MTU in bytes (default 256)")
     p.add_argument("--ud", dest="ud_messages", type=int, metavar="N", help="UD datagrams")
     p.add_argument("--mads", action="store_true", default=None,
                    help="SMP discovery + SA PathRecord (native)")
     p.add_argument("--cm", action="store_true", default=None, help="CM connect/disconnect")
-    p.add_argument("--seed", type=int)
+    p.add_argument("--seed", type=int, help="random seed (same seed, same bytes)")
     p.add_argument("--psn-start", type=lambda s: int(s, 0), metavar="PSN",
                    help="first PSN of every requester (e.g. 0xfffff0 to wrap)")
     g = p.add_argument_group("faults (probabilities per packet, 0..1 or N%%)")
-    g.add_argument("--loss", type=_percent)
-    g.add_argument("--loss-dir", choices=("both", "a2b", "b2a"))
+    g.add_argument("--loss", type=_percent, help="packet lost on the wire")
+    g.add_argument("--loss-dir", choices=("both", "a2b", "b2a"),
+                   help="direction(s) losses happen in (default both)")
     g.add_argument("--loss-before-tap", type=_percent, metavar="SHARE",
                    help="share of losses that happen before the capture point")
     g.add_argument("--rnr", type=_percent, help="receive queue found empty (RNR NAK)")
     g.add_argument("--corrupt", type=_percent, help="bit flip (bad ICRC/VCRC)")
-    g.add_argument("--reorder", type=_percent)
-    g.add_argument("--duplicate", type=_percent)
+    g.add_argument("--reorder", type=_percent, help="packet delivered late (reordered)")
+    g.add_argument("--duplicate", type=_percent, help="packet delivered twice")
     g.add_argument("--capture-loss", type=_percent, help="delivered but not captured")
     g.add_argument("--ecn", type=_percent, help="congestion marks (CE / FECN) -> CNP / BECN")
     k = p.add_argument_group("link (native InfiniBand)")
     k.add_argument("--link-credits", type=int, metavar="BLOCKS",
                    help="per-VL receive buffer in 64-byte blocks: enables credit flow "
                         "control, link packets and stalls")
-    k.add_argument("--fc-period", dest="fc_period_ns", type=int, metavar="NS")
-    k.add_argument("--drain-gbps", type=float, metavar="GBPS")
-    k.add_argument("--vls", type=int)
-    k.add_argument("--rate-gbps", type=float)
+    k.add_argument("--fc-period", dest="fc_period_ns", type=int, metavar="NS",
+                   help="flow-control packet period in ns (default 4000)")
+    k.add_argument("--drain-gbps", type=float, metavar="GBPS",
+                   help="receiver buffer drain rate (default: the link rate)")
+    k.add_argument("--vls", type=int, help="data VLs used (connection i on VL i %% VLS)")
+    k.add_argument("--rate-gbps", type=float,
+                   help="link rate (default 100 native, 25 RoCE)")
+    f = p.add_argument_group("priority flow control (RoCE, 802.1Qbb)")
+    f.add_argument("--pfc", action="store_true", default=None,
+                   help="receivers send PFC XOFF/XON for the RoCE priority (DSCP 26 -> 3) "
+                        "when their ingress buffer fills (drain rate: --drain-gbps)")
+    f.add_argument("--pfc-xoff-bytes", type=int, metavar="BYTES",
+                   help="ingress buffer level that sends XOFF")
+    f.add_argument("--pfc-xon-bytes", type=int, metavar="BYTES",
+                   help="level below which XON follows")
+    f.add_argument("--pfc-quanta", type=int, metavar="Q", help="XOFF pause (512-bit times)")
+    f.add_argument("--pfc-no-xon", dest="pfc_send_xon", action="store_false", default=None,
+                   help="send no XON: pauses run out")
     e = p.add_argument_group("engine")
     e.add_argument("--engine", choices=("auto", "sim", "bulk"), default="auto",
                    help="sim: full simulation with faults; bulk: templated clean RC "
                         "traffic, millions of packets per second (pcap only)")
     e.add_argument("--no-truth", action="store_true", help="do not write the truth file")
-    e.add_argument("--quiet", "-q", action="store_true")
+    e.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -101,7 +119,8 @@ def config_from(args: argparse.Namespace) -> GenConfig:
     names = ("encap", "fmt", "packets", "messages", "connections", "bidirectional", "ops",
              "pmtu", "ud_messages", "mads", "cm", "seed", "psn_start", "loss", "loss_dir",
              "loss_before_tap", "rnr", "corrupt", "reorder", "duplicate", "capture_loss",
-             "ecn", "link_credits", "fc_period_ns", "drain_gbps", "vls", "rate_gbps")
+             "ecn", "link_credits", "fc_period_ns", "drain_gbps", "vls", "rate_gbps", "pfc",
+             "pfc_xoff_bytes", "pfc_xon_bytes", "pfc_quanta", "pfc_send_xon")
     kw = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
     if args.scenario:
         return scenario(args.scenario, **kw)
@@ -112,7 +131,7 @@ def _use_bulk(args: argparse.Namespace, cfg: GenConfig) -> bool:
     if args.engine != "auto":
         return args.engine == "bulk"
     return (cfg.packets or 0) > BULK_THRESHOLD and not any(getattr(cfg, f) for f in _FAULTS) \
-        and not (cfg.mads or cfg.cm or cfg.ud_messages or cfg.link_credits)
+        and not (cfg.mads or cfg.cm or cfg.ud_messages or cfg.link_credits or cfg.pfc)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -27,11 +27,14 @@ class Hierarchy(Stat):
 
     def add(self, info: FrameInfo, pkt: Packet) -> None:
         node = self.root
-        # tshark's hierarchy leaves out the ethertype pseudo-protocol and the IPv6
-        # extension headers (names with a dot).
+        # tshark's hierarchy leaves out the ethertype pseudo-protocol, the IPv6
+        # extension headers (names with a dot) and the echo data under ICMP (which
+        # frame.protocols does list).
+        prev = ""
         for name in info.stack:
-            if name == "ethertype" or "." in name:
+            if name == "ethertype" or "." in name or (name == "data" and prev == "icmp"):
                 continue
+            prev = name
             node = node.children.setdefault(name, _Node())
             node.frames += 1
             node.nbytes += info.length
