@@ -3,6 +3,7 @@
 
     python tools/bench.py                       # 1M and 10M packets, RoCEv2 pcap + native ERF
     python tools/bench.py --sizes 200k --peer-packets 50000 --json out.json
+    python tools/bench.py --sizes 0 --engines 10M  # only the RC and credit engines
 
 Captures are generated once with the Numba bulk writer (`ibwire.gen.bulk`) into a
 cache directory (default ~/.cache/ibwire-bench, never the repository) and reused:
@@ -69,6 +70,14 @@ def child(mode: str, path: str, count: int) -> dict:
             if n >= count:
                 break
         return {"n": n, "bytes": nbytes}
+    if mode == "rc":  # the RC engine on `count` packets of in-memory columns
+        from ibwire.engines.rc_bench import engine_rate, tiled_columns
+        r = engine_rate(tiled_columns(count), 3)
+        return {"n": r["packets"], "pps": r["analyze_pps"], "kernel_pps": r["kernel_pps"]}
+    if mode == "credits":  # the credit replay on `count` frames of in-memory columns
+        from ibwire.analysis.credit_bench import credit_replay_rate
+        r = credit_replay_rate(count, 3)
+        return {"n": r["frames"], "pps": r["pkts_per_s"], "first_run_s": r["first_run_s"]}
     if mode == "compile":  # import, then every kernel on both kinds of file
         from ibwire.engines.columns import iter_chunks
         for p in os.environ["IBWIRE_BENCH_WARM"].split(os.pathsep):
@@ -213,6 +222,9 @@ def main() -> int:
     ap.add_argument("--crc-packets", type=int, default=200_000,
                     help="packets of the large-packet captures for CRC throughput "
                     "(default 200000; 0 = skip)")
+    ap.add_argument("--engines", default="10M",
+                    help="packets of in-memory columns for the RC and credit engines "
+                    "(default 10M; 0 = skip)")
     ap.add_argument("--json", type=Path, help="also write the results to this file")
     ap.add_argument("--child", nargs=2, metavar=("MODE", "FILE"), help=argparse.SUPPRESS)
     ap.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
@@ -234,8 +246,14 @@ def main() -> int:
     second = run_child(me("compile", warm["ib"]), env_w)
     results["compile"] = {"first_run_s": first.get("startup_s"),
                           "cached_run_s": second.get("startup_s")}
+    n_eng = _size(args.engines) if args.engines != "0" else 0
+    for mode in ("rc", "credits") if n_eng else ():
+        r = run_child(me(mode, warm["ib"], n_eng), env_w)
+        results.setdefault("engines", {})[mode] = r
+        print(f"{mode} engine, {r.get('n', 0):,} packets in memory: "
+              f"{r.get('pps', 0):,.0f} pkt/s, peak RSS {r.get('rss_mb', 0):.0f} MB", flush=True)
     have_tshark = shutil.which("tshark") is not None
-    plan = [(_size(s), False) for s in args.sizes.split(",")]
+    plan = [(_size(s), False) for s in args.sizes.split(",") if _size(s)]
     if args.crc_packets:
         plan.append((args.crc_packets, True))
     for size, big in plan:
