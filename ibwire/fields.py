@@ -187,7 +187,8 @@ class Layout:
         fn = self._unpack
         if fn is None:
             from ibwire.unpackers import compile_unpack
-            fn = self._unpack = compile_unpack(self)
+            # The instance attribute shadows this method from now on.
+            fn = self._unpack = self.unpack = compile_unpack(self)  # type: ignore[method-assign]
         return fn(data, offset)
 
     def values_at(self, data: bytes, offset: int = 0) -> dict[str, Any]:
@@ -195,7 +196,7 @@ class Layout:
         fn = self._values
         if fn is None:
             from ibwire.unpackers import compile_take
-            fn = self._values = compile_take(self)
+            fn = self._values = self.values_at = compile_take(self)  # type: ignore[method-assign]
         return fn(data, offset)
 
     def unpack_loop(self, data: bytes, offset: int = 0) -> dict[str, Any]:
@@ -236,7 +237,7 @@ class Layout:
             if f.derive is not None:
                 try:
                     values[f.name] = f.derive(values)
-                except (KeyError, TypeError, ValueError, ZeroDivisionError):
+                except (KeyError, TypeError, ValueError, ZeroDivisionError):  # as unpackers
                     values[f.name] = None
 
     def offsets(self) -> dict[str, tuple[int, int, int, int]]:

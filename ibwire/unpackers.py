@@ -19,6 +19,8 @@ from typing import Any
 from ibwire.fields import Layout
 
 Unpacker = Callable[..., dict[str, Any]]
+# What Layout.derived_values turns into a None value.
+_DERIVE_ERRORS = (KeyError, TypeError, ValueError, ZeroDivisionError)
 
 
 def _items(layout: Layout) -> list[str]:
@@ -39,33 +41,32 @@ def _items(layout: Layout) -> list[str]:
     return items
 
 
-def compile_unpack(layout: Layout) -> Unpacker:
-    """`fn(data, offset=0) -> dict`: the same dict `layout.unpack` returns."""
+def _compile(layout: Layout, with_derived: bool) -> Unpacker:
     body = ", ".join(_items(layout))
-    src = (f"def unpack(data, offset=0):\n"
-           f"    chunk = data[offset:offset + {layout.size}]\n"
-           f"    w = int.from_bytes(chunk, 'big')\n"
-           f"    return {{{body}}}\n")
-    namespace: dict[str, Any] = {}
-    exec(compile(src, f"<unpack {layout.name}>", "exec"), namespace)  # noqa: S102 - layout text
+    lines = ["def unpack(data, offset=0):",
+             f"    chunk = data[offset:offset + {layout.size}]",
+             "    w = int.from_bytes(chunk, 'big')",
+             f"    v = {{{body}}}"]
+    namespace: dict[str, Any] = {"_ERRORS": _DERIVE_ERRORS}
+    if with_derived:
+        for i, f in enumerate(fl for fl in layout.fields if fl.derive is not None):
+            namespace[f"_d{i}"] = f.derive
+            lines += ["    try:", f"        v[{f.name!r}] = _d{i}(v)",
+                      "    except _ERRORS:", f"        v[{f.name!r}] = None"]
+    lines.append("    return v\n")
+    exec(compile("\n".join(lines), f"<unpack {layout.name}>", "exec"),  # noqa: S102
+         namespace)
     fn = namespace["unpack"]
     fn.__doc__ = f"Unpack {layout.name} ({layout.size} bytes), compiled from its layout."
     return fn
 
 
-def compile_take(layout: Layout) -> Unpacker:
-    """Unpack plus derived fields (what the decoder stores in a `Layer`)."""
-    unpack = compile_unpack(layout)
-    derived = tuple((f.name, f.derive) for f in layout.fields if f.derive is not None)
-    if not derived:
-        return unpack
+def compile_unpack(layout: Layout) -> Unpacker:
+    """`fn(data, offset=0) -> dict`: the same dict `layout.unpack` returns."""
+    return _compile(layout, False)
 
-    def take(data: bytes, offset: int = 0) -> dict[str, Any]:
-        values = unpack(data, offset)
-        for name, fn in derived:
-            try:
-                values[name] = fn(values)
-            except (KeyError, TypeError, ValueError, ZeroDivisionError):
-                values[name] = None
-        return values
-    return take
+
+def compile_take(layout: Layout) -> Unpacker:
+    """Unpack plus derived fields, as `Layout.derived_values` adds them (what the
+    decoder stores in a `Layer`)."""
+    return _compile(layout, True)
