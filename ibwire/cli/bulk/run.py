@@ -1,0 +1,164 @@
+"""The bulk loop behind `ibwire dump` and `ibwire stats`: engine chunks in, lines
+and statistics out, the per-packet formatter for the rows the engine hands over.
+
+`eligible` says whether a command's output can come from here; `run` returns
+how far it got. It stops early (and the caller's per-packet loop carries on from
+the next frame) when the engine leaves its fast readers for the streaming ones
+(a damaged file) or raises: the per-packet loop then prints the same warnings
+and errors it always does.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any
+
+from ibwire.cli import bulk
+from ibwire.cli.output import Output
+from ibwire.cli.stats import Stat
+from ibwire.cli.stats.phs import Hierarchy
+from ibwire.decode import Options
+
+# numpy, Numba and pyarrow load only when the bulk path runs (see `_engine`).
+
+TIME_MODES = ("r", "d", "dd", "e")
+
+
+@dataclass
+class Outcome:
+    done: bool            # every frame was handled here
+    frames: int = 0       # frames handled (the per-packet loop skips them)
+    last_ts: int | None = None
+    linktype: int = 1
+
+
+def _engine() -> Any:
+    try:
+        from ibwire.engines import columns
+    except ImportError:   # numba or pyarrow missing: the per-packet path serves
+        return None
+    return columns
+
+
+def eligible(args: argparse.Namespace, out: Output, stats: list[Stat], printer: Any,
+             has_filter: bool, has_sink: bool) -> bool:
+    """Whether this command's output can be built in bulk, byte for byte."""
+    from ibwire.cli.dump import FieldsPrinter, TextPrinter
+    path = args.r or args.file
+    if not bulk.enabled() or not path or path == "-" or has_filter or has_sink \
+            or out.color or out.flush_each or _engine() is None:
+        return False
+    if any(not _stat_ok(st) for st in stats):
+        return False
+    if printer is None:
+        return True
+    if isinstance(printer, TextPrinter):
+        return printer.summary and not printer.details and not printer.hex \
+            and printer.time_mode in TIME_MODES
+    if isinstance(printer, FieldsPrinter):
+        from ibwire.cli.bulk.lines import FieldLines
+        return FieldLines.supported(printer.writer)
+    return False
+
+
+def _stat_ok(st: Stat) -> bool:
+    return type(st) is Hierarchy and st.filter is None
+
+
+def _lines_for(printer: Any) -> Any:
+    from ibwire.cli.bulk.lines import FieldLines, SummaryLines
+    from ibwire.cli.dump import FieldsPrinter, TextPrinter
+    if isinstance(printer, TextPrinter):
+        return SummaryLines(printer.time_mode)
+    if isinstance(printer, FieldsPrinter):
+        return FieldLines(printer.writer)
+    return None
+
+
+def run(path: str, options: Options, count: int | None, printer: Any, stats: list[Stat],
+        out: Output) -> Outcome:
+    from ibwire.capture import CaptureError
+    from ibwire.cli.bulk.rows import Clock, Rows
+    cols = _engine()
+    lines = _lines_for(printer)
+    names = list(dict.fromkeys([*_base_names(), *(lines.columns if lines else [])]))
+    clock = Clock()
+    result = Outcome(done=False)
+    try:
+        for chunk in cols.iter_chunks(path, names, options=options, fallback_decode=False):
+            if chunk.batch.base < 0 or not _known(chunk):
+                return result          # damaged file or unknown link type: per packet
+            n = len(chunk) if count is None else min(len(chunk), count - result.frames)
+            rows = Rows(chunk, n, clock, options)
+            if lines is not None:
+                _print(rows, lines, out)
+            for st in stats:
+                _feed(rows, st)
+            result.frames += n
+            if n:
+                result.last_ts = int(rows.ts[n - 1])
+                result.linktype = int(rows.linktype[n - 1])
+            if count is not None and result.frames >= count:
+                break
+    except (CaptureError, OSError, ValueError):
+        return result
+    result.done = True
+    return result
+
+
+def _known(chunk: Any) -> bool:
+    """Every link type known (the per-packet loop warns about or refuses others)."""
+    from ibwire.capture.linktypes import KNOWN_LINKTYPES
+    return all(int(lt) in KNOWN_LINKTYPES for lt in set(chunk.batch.lt.tolist()))
+
+
+def _base_names() -> list[str]:
+    from ibwire.cli.bulk.rows import BASE
+    return BASE
+
+
+def _print(rows: Any, lines: Any, out: Output) -> None:
+    import numpy as np
+    gid, render = lines.plan(rows)
+    raw, off = render(gid)
+    slow = np.flatnonzero(gid < 0)
+    start = 0
+    for i in [*slow.tolist(), rows.n]:
+        if i > start:
+            out.write(raw[off[start]:off[i]].tobytes().decode())
+        if i < rows.n:
+            out.line(lines.per_packet(rows.info(i)))
+        start = i + 1
+
+
+def _feed(rows: Any, st: Stat) -> None:
+    """Protocol hierarchy: one stack per group of alike frames, per packet for the rest."""
+    import numpy as np
+
+    from ibwire.cli.bulk.rows import groups, last_rows
+    assert isinstance(st, Hierarchy)
+    n = rows.n
+    keys = [rows.linktype, rows.layer_bits(), rows.int("ibwire.payload.len") > 0]
+    gid, first = groups(keys, n)
+    last = last_rows(gid, len(first))
+    ib = (rows.int("ibwire.ib.offset") >= 0) & ~rows.slow
+    stacks: dict[int, list[str]] = {}
+    for g, (i, j) in enumerate(zip(first, last)):
+        if ib[i] and ib[j]:
+            a, b = rows.info(int(i)).stack, rows.info(int(j)).stack
+            if a == b:
+                stacks[g] = a
+    fast = ib & np.isin(gid, list(stacks))
+    counts = np.bincount(gid[fast], minlength=len(first))
+    nbytes = np.bincount(gid[fast], weights=rows.length[fast], minlength=len(first))
+    # Nodes appear in first-frame order, as the per-packet feed creates them.
+    events = sorted([(int(first[g]), g) for g in stacks if counts[g]] +
+                    [(int(i), -1) for i in np.flatnonzero(~fast)])
+    for i, g in events:
+        if g < 0:
+            info = rows.info(i)
+            assert info.pkt is not None
+            st.feed(info, info.pkt)
+        else:
+            st.add_stack(stacks[g], int(counts[g]), int(nbytes[g]))
