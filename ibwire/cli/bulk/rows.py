@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ibwire.cli.frames import FrameInfo, frame_lengths
+from ibwire.cli.frames import LINKTYPE_ERF, FrameInfo, frame_lengths
 from ibwire.decode import Options
 from ibwire.engines import fallback
 from ibwire.engines.columns import OFFSET_PREFIX, Chunk
@@ -24,7 +24,7 @@ from ibwire.packet import Packet
 BASE = ["frame.number", "ibwire.frame.time_ns", "frame.len", "frame.cap_len",
         "frame.interface_id", "ibwire.frame.linktype", "ibwire.frame.offset",
         "ibwire.payload.len", "ibwire.ib.offset", "ibwire.malformed.code", "ibwire.fallback",
-        *(OFFSET_PREFIX + n for n in LAYER_NAMES)]
+        "erf.wlen", *(OFFSET_PREFIX + n for n in LAYER_NAMES)]
 
 
 class Clock:
@@ -52,8 +52,10 @@ class Rows:
             np.subtract(ts[1:], ts[:-1], out=self.delta[1:])
             clock.prev = int(ts[-1])
         self.number = self.int("frame.number")
-        self.length = self.int("frame.len")
         self.linktype = self.int("ibwire.frame.linktype")
+        # tshark's frame.len of an ERF record is the ERF wire length (frames.frame_lengths).
+        erf = (self.linktype == LINKTYPE_ERF) & self.has_layer("erf")
+        self.length = np.where(erf, self.int("erf.wlen"), self.int("frame.len"))
         self.slow = self.raw("ibwire.fallback")[0][:n].astype(bool) | \
             (self.int("ibwire.malformed.code") != 0)
         self._packets: dict[int, Packet] = {}
@@ -95,7 +97,9 @@ class Rows:
         length, cap_len = frame_lengths(pkt, len(frame.data), frame.wire_len, frame.linktype)
         return FrameInfo(int(self.number[i]), frame.ts_ns, int(self.rel[i]),
                          int(self.delta[i]), length, cap_len, frame.linktype,
-                         frame.interface, frame.offset, pkt=pkt)
+                         frame.interface, frame.offset, pkt=pkt,
+                         # Every frame is displayed (no -Y): as the dump loop sets it.
+                         delta_disp_ns=int(self.delta[i]))
 
 
 def groups(keys: Sequence[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -31,6 +31,7 @@ class Outcome:
     frames: int = 0       # frames handled (the per-packet loop skips them)
     last_ts: int | None = None
     linktype: int = 1
+    per_packet: int = 0   # rows printed by the per-packet formatter
 
 
 def _engine() -> Any:
@@ -92,7 +93,7 @@ def run(path: str, options: Options, count: int | None, printer: Any, stats: lis
             n = len(chunk) if count is None else min(len(chunk), count - result.frames)
             rows = Rows(chunk, n, clock, options)
             if lines is not None:
-                _print(rows, lines, out)
+                result.per_packet += _print(rows, lines, out)
             for st in stats:
                 _feed(rows, st)
             result.frames += n
@@ -118,7 +119,7 @@ def _base_names() -> list[str]:
     return BASE
 
 
-def _print(rows: Any, lines: Any, out: Output) -> None:
+def _print(rows: Any, lines: Any, out: Output) -> int:
     import numpy as np
     gid, render = lines.plan(rows)
     raw, off = render(gid)
@@ -130,6 +131,7 @@ def _print(rows: Any, lines: Any, out: Output) -> None:
         if i < rows.n:
             out.line(lines.per_packet(rows.info(i)))
         start = i + 1
+    return len(slow)
 
 
 def _feed(rows: Any, st: Stat) -> None:

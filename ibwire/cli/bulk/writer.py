@@ -70,10 +70,11 @@ def write_rows(ops, ints, valid, group, gpool, gslots, lit, out, rowoff):
                 if neg:
                     v = -v
                 nd = _digits(v, 10 if op == OP_DEC else 16, tmp)
-                width = nd + (1 if neg else 0)
+                zeros, pad = 0, 0
                 if op == OP_HEX:
-                    width = max(nd, b)
-                pad = b - width if op == OP_DEC and b > width else 0
+                    zeros = b - nd if b > nd else 0
+                elif b > nd + neg:
+                    pad = b - nd - neg
                 if c == ALIGN_RIGHT:
                     for _j in range(pad):
                         out[pos] = 32
@@ -81,7 +82,7 @@ def write_rows(ops, ints, valid, group, gpool, gslots, lit, out, rowoff):
                 if neg:
                     out[pos] = 45
                     pos += 1
-                for _j in range(width - nd - (1 if neg else 0)):
+                for _j in range(zeros):
                     out[pos] = 48
                     pos += 1
                 for j in range(nd):
