@@ -106,16 +106,19 @@ def groups(keys: Sequence[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
     """(group id per row, first row of each group); ids follow first appearance."""
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    mat = np.stack([np.asarray(k, np.int64)[:n] for k in keys], axis=1) if keys \
-        else np.zeros((n, 1), np.int64)
+    cols = [np.asarray(k)[:n].astype(np.int64) for k in keys] or [np.zeros(n, np.int64)]
     h = np.zeros(n, np.uint64)
     mult = np.uint64(0x9E3779B97F4A7C15)
     with np.errstate(over="ignore"):
-        for j in range(mat.shape[1]):
-            h = (h ^ mat[:, j].view(np.uint64)) * mult
+        for c in cols:
+            h ^= c.view(np.uint64)
+            h *= mult
             h ^= h >> np.uint64(29)
     _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
-    if not (mat == mat[first[inverse]]).all():
+    rep = first[inverse]
+    if not all((c == c[rep]).all() for c in cols):
+        # A hash collision: group on the columns themselves.
+        mat = np.stack(cols, axis=1)
         _, first, inverse = np.unique(mat, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     order = np.argsort(first, kind="stable")

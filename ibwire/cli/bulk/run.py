@@ -23,6 +23,7 @@ from ibwire.decode import Options
 # numpy, Numba and pyarrow load only when the bulk path runs (see `_engine`).
 
 TIME_MODES = ("r", "d", "dd", "e")
+CHUNK = 1 << 16           # frames per engine chunk: bounds the memory the lines take
 
 
 @dataclass
@@ -87,7 +88,8 @@ def run(path: str, options: Options, count: int | None, printer: Any, stats: lis
     clock = Clock()
     result = Outcome(done=False)
     try:
-        for chunk in cols.iter_chunks(path, names, options=options, fallback_decode=False):
+        for chunk in cols.iter_chunks(path, names, options=options, fallback_decode=False,
+                                      chunk=CHUNK):
             if chunk.batch.base < 0 or not _known(chunk):
                 return result          # damaged file or unknown link type: per packet
             n = len(chunk) if count is None else min(len(chunk), count - result.frames)
@@ -127,11 +129,22 @@ def _print(rows: Any, lines: Any, out: Output) -> int:
     start = 0
     for i in [*slow.tolist(), rows.n]:
         if i > start:
-            out.write(raw[off[start]:off[i]].tobytes().decode())
+            _write(out, raw[off[start]:off[i]])
         if i < rows.n:
             out.line(lines.per_packet(rows.info(i)))
         start = i + 1
     return len(slow)
+
+
+def _write(out: Output, raw: Any) -> None:
+    """UTF-8 bytes straight to the binary stream under stdout when there is one."""
+    buffer = getattr(out.stream, "buffer", None)
+    if buffer is None or (getattr(out.stream, "encoding", "") or "").lower() not in (
+            "utf-8", "utf8"):
+        out.write(raw.tobytes().decode())
+        return
+    out.stream.flush()
+    buffer.write(memoryview(raw))
 
 
 def _feed(rows: Any, st: Stat) -> None:

@@ -129,6 +129,7 @@ class Program:
         self._lit = bytearray()
         self.width = 0          # bytes a row can take, group slots excluded
         self.slots = 0
+        self._out: np.ndarray | None = None
 
     def lit(self, text: str) -> None:
         raw = text.encode()
@@ -166,7 +167,8 @@ class Program:
 
     def run(self, ints: np.ndarray, valid: np.ndarray, group: np.ndarray,
             texts: list[list[bytes]]) -> tuple[np.ndarray, np.ndarray]:
-        """(bytes, row offsets) for the rows; texts[g][slot] fills the group slots."""
+        """(bytes, row offsets) for the rows; texts[g][slot] fills the group slots.
+        The bytes are a view of a buffer the next call reuses."""
         pool = bytearray()
         gslots = np.zeros((max(len(texts), 1), 2 * max(self.slots, 1)), np.int64)
         longest = 0
@@ -176,7 +178,10 @@ class Program:
                 pool += raw
             longest = max(longest, sum(len(r) for r in row))
         n = len(group)
-        out = np.empty(n * (self.width + longest + 1) + 1, np.uint8)
+        need = n * (self.width + longest + 1) + 1
+        if self._out is None or len(self._out) < need:
+            self._out = np.empty(need, np.uint8)      # reused: fresh pages cost more
+        out = self._out
         rowoff = np.empty(n + 1, np.int64)
         ops = np.array(self.ops or [(OP_LIT, 0, 0, 0)], np.int64).reshape(-1, 4)
         total = write_rows(ops, ints, valid, group, np.frombuffer(bytes(pool) or b"\0", np.uint8),
