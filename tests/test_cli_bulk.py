@@ -39,15 +39,22 @@ COMMANDS = {
     "phs": ["dump", "-q", "-z", "io,phs"],
     "summary-phs": ["dump", "-z", "io,phs"],
     "stats-phs": ["stats", "-z", "io,phs"],
+    "stats": ["stats"],
+    "every-z": ["dump", "-q", "-z", "conv,qp", "-z", "endpoints,ib", "-z", "ib,opcodes",
+                "-z", "expert", "-z", "io,stat,0.00001", "-z", "ib,mad", "-z", "conv,udp",
+                "-z", "endpoints,eth", "-z", "conv,ipv6", "-z", "endpoints,ip", "-z",
+                "ib,summary", "-z", "expert,warn", "-z", "conv,ib", "-z", "conv,eth"],
 }
+
+
+REAL_RUN = bulk_run.run
 
 
 def _both(monkeypatch, argv: list[str]) -> tuple[tuple, tuple, list]:
     outcomes: list = []
-    real = bulk_run.run
 
     def spy(*a, **k):
-        outcomes.append(real(*a, **k))
+        outcomes.append(REAL_RUN(*a, **k))
         return outcomes[-1]
     monkeypatch.setattr(bulk_run, "run", spy)
     monkeypatch.delenv(bulk.ENV_PER_PACKET, raising=False)
@@ -110,7 +117,8 @@ def test_clean_roce_summary_lines_come_from_the_bulk_writer(generated, monkeypat
 def test_per_packet_switch_and_ineligible_requests_skip_the_bulk_path(monkeypatch):
     path = str(PCAPS / "rc_clean_roce2.pcap")
     for cmd in (["dump", "-V", "-c", "2"], ["dump", "-T", "fields", "-e", "ip.src"],
-                ["dump", "-Y", "infiniband.bth.psn > 5"], ["dump", "-z", "conv,qp"]):
+                ["dump", "-z", "conv,qp,infiniband.bth.psn > 5"],
+                ["dump", "-z", "io,stat,1,infiniband"]):
         fast, slow, outcomes = _both(monkeypatch, [*cmd, path])
         assert fast == slow and outcomes == [], cmd
 

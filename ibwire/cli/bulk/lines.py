@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ibwire.cli.bulk.rows import Rows, groups, ints_matrix, last_rows
+from ibwire.cli.bulk.rows import B16_KEYS, Rows, groups, ints_matrix, last_rows
 from ibwire.cli.bulk.writer import ALIGN_RIGHT, Program
 from ibwire.cli.columns import columns, time_text
 from ibwire.cli.fields_out import FieldsWriter
@@ -29,10 +29,10 @@ from ibwire.headers.opcodes import OPCODES
 TIME_COLUMNS = {"r": "rel", "d": "delta", "dd": "delta", "e": "ts"}
 ICRC_ST, VCRC_ST, LPCRC_ST = ("infiniband.invariant.crc.status",
                               "infiniband.variant.crc.status", "infiniband_link.lpcrc.status")
-B16 = ("infiniband.grh.sgid", "infiniband.grh.dgid", "ipv6.src", "ipv6.dst")
 SUMMARY_COLUMNS = ["infiniband.bth.opcode", "infiniband.bth.destqp", "infiniband.bth.psn",
+                   "infiniband.deth.srcqp",
                    "infiniband.aeth.syndrome", "infiniband.aeth.msn", "ip.src", "ip.dst",
-                   "infiniband.lrh.slid", "infiniband.lrh.dlid", *B16, ICRC_ST, VCRC_ST,
+                   "infiniband.lrh.slid", "infiniband.lrh.dlid", *B16_KEYS, ICRC_ST, VCRC_ST,
                    LPCRC_ST]
 FRAME_INTS = {"frame.number": "number", "frame.len": "length", "frame.time_epoch": "ts",
               "frame.time_relative": "rel", "frame.time_delta": "delta",
@@ -43,12 +43,6 @@ FRAME_TIMES = {"frame.time_epoch", "frame.time_relative", "frame.time_delta",
                "frame.time_delta_displayed"}
 
 Render = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
-
-
-def _b16_keys(rows: Rows, name: str) -> list[np.ndarray]:
-    values = rows.raw(name)[0][:rows.n]
-    halves = np.ascontiguousarray(values).view(np.int64).reshape(rows.n, -1)
-    return [halves[:, k] for k in range(halves.shape[1])]
 
 
 class Lines:
@@ -115,12 +109,13 @@ class SummaryLines(Lines):
         aeth = rows.has_layer("aeth")
         syn = np.where(aeth, rows.int("infiniband.aeth.syndrome"), -1)
         keys = [rows.linktype, rows.layer_bits(), rows.int("infiniband.bth.opcode"), syn,
-                rows.int("infiniband.bth.destqp") <= 1, rows.int("ibwire.payload.len") > 0,
+                rows.int("infiniband.bth.destqp") <= 1, rows.int("infiniband.deth.srcqp") <= 1,
+                rows.int("ibwire.payload.len") > 0,
                 rows.int(ICRC_ST), rows.int(VCRC_ST), rows.int(LPCRC_ST),
                 rows.int("ip.src"), rows.int("ip.dst"), rows.int("infiniband.lrh.slid"),
                 rows.int("infiniband.lrh.dlid")]
-        for name in B16:
-            keys += _b16_keys(rows, name)
+        for name in B16_KEYS:
+            keys += rows.b16(name)
         gid, first = groups(keys, n)
         fast = bth & ~rows.slow
         time_col = getattr(rows, TIME_COLUMNS[self.mode])

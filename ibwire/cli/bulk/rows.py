@@ -20,6 +20,8 @@ from ibwire.engines.columns import OFFSET_PREFIX, Chunk
 from ibwire.engines.tables import LAYER_NAMES
 from ibwire.packet import Packet
 
+# 16-byte columns (GIDs, IPv6 addresses): grouped on as two 64-bit halves.
+B16_KEYS = ("infiniband.grh.sgid", "infiniband.grh.dgid", "ipv6.src", "ipv6.dst")
 # Columns every bulk command reads.
 BASE = ["frame.number", "ibwire.frame.time_ns", "frame.len", "frame.cap_len",
         "frame.interface_id", "ibwire.frame.linktype", "ibwire.frame.offset",
@@ -73,6 +75,11 @@ class Rows:
         if mask is None:
             return np.ones(self.n, bool)
         return mask[:self.n].astype(bool)
+
+    def b16(self, name: str) -> list[np.ndarray]:
+        values = np.ascontiguousarray(self.raw(name)[0][:self.n])
+        halves = values.view(np.int64).reshape(self.n, -1)
+        return [halves[:, k] for k in range(halves.shape[1])]
 
     def has_layer(self, layer: str) -> np.ndarray:
         return self.raw(OFFSET_PREFIX + layer)[0][:self.n] >= 0

@@ -17,7 +17,6 @@ from typing import Any
 from ibwire.cli import bulk
 from ibwire.cli.output import Output
 from ibwire.cli.stats import Stat
-from ibwire.cli.stats.phs import Hierarchy
 from ibwire.decode import Options
 
 # numpy, Numba and pyarrow load only when the bulk path runs (see `_engine`).
@@ -65,7 +64,8 @@ def eligible(args: argparse.Namespace, out: Output, stats: list[Stat], printer: 
 
 
 def _stat_ok(st: Stat) -> bool:
-    return type(st) is Hierarchy and st.filter is None
+    from ibwire.cli.bulk.stats import supported
+    return supported(st)
 
 
 def _lines_for(printer: Any) -> Any:
@@ -84,7 +84,9 @@ def run(path: str, options: Options, count: int | None, printer: Any, stats: lis
     from ibwire.cli.bulk.rows import Clock, Rows
     cols = _engine()
     lines = _lines_for(printer)
-    names = list(dict.fromkeys([*_base_names(), *(lines.columns if lines else [])]))
+    from ibwire.cli.bulk.stats import COLUMNS, feed
+    names = list(dict.fromkeys([*_base_names(), *(lines.columns if lines else []),
+                                *(COLUMNS if stats else [])]))
     clock = Clock()
     result = Outcome(done=False)
     try:
@@ -96,8 +98,8 @@ def run(path: str, options: Options, count: int | None, printer: Any, stats: lis
             rows = Rows(chunk, n, clock, options)
             if lines is not None:
                 result.per_packet += _print(rows, lines, out)
-            for st in stats:
-                _feed(rows, st)
+            if stats:
+                feed(rows, stats)
             result.frames += n
             if n:
                 result.last_ts = int(rows.ts[n - 1])
@@ -145,35 +147,3 @@ def _write(out: Output, raw: Any) -> None:
         return
     out.stream.flush()
     buffer.write(memoryview(raw))
-
-
-def _feed(rows: Any, st: Stat) -> None:
-    """Protocol hierarchy: one stack per group of alike frames, per packet for the rest."""
-    import numpy as np
-
-    from ibwire.cli.bulk.rows import groups, last_rows
-    assert isinstance(st, Hierarchy)
-    n = rows.n
-    keys = [rows.linktype, rows.layer_bits(), rows.int("ibwire.payload.len") > 0]
-    gid, first = groups(keys, n)
-    last = last_rows(gid, len(first))
-    ib = (rows.int("ibwire.ib.offset") >= 0) & ~rows.slow
-    stacks: dict[int, list[str]] = {}
-    for g, (i, j) in enumerate(zip(first, last)):
-        if ib[i] and ib[j]:
-            a, b = rows.info(int(i)).stack, rows.info(int(j)).stack
-            if a == b:
-                stacks[g] = a
-    fast = ib & np.isin(gid, list(stacks))
-    counts = np.bincount(gid[fast], minlength=len(first))
-    nbytes = np.bincount(gid[fast], weights=rows.length[fast], minlength=len(first))
-    # Nodes appear in first-frame order, as the per-packet feed creates them.
-    events = sorted([(int(first[g]), g) for g in stacks if counts[g]] +
-                    [(int(i), -1) for i in np.flatnonzero(~fast)])
-    for i, g in events:
-        if g < 0:
-            info = rows.info(i)
-            assert info.pkt is not None
-            st.feed(info, info.pkt)
-        else:
-            st.add_stack(stacks[g], int(counts[g]), int(nbytes[g]))
