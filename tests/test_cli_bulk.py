@@ -40,6 +40,12 @@ COMMANDS = {
     "summary-phs": ["dump", "-z", "io,phs"],
     "stats-phs": ["stats", "-z", "io,phs"],
     "stats": ["stats"],
+    "filter-summary": ["dump", "-Y", "infiniband.bth.psn > 5 and not infiniband.aeth"],
+    "filter-dd": ["dump", "-t", "dd", "-z", "io,phs", "-Y",
+                  "infiniband.bth.se == 1 ^^ infiniband.bth.a || infiniband.lrh.dlid >= 3"],
+    "filter-fields": ["dump", "-Y", "infiniband.bth.opcode in {0x11 4 10..12} || !udp",
+                      "-T", "fields", "-e", "frame.number", "-e",
+                      "frame.time_delta_displayed", "-e", "infiniband.bth.opcode"],
     "every-z": ["dump", "-q", "-z", "conv,qp", "-z", "endpoints,ib", "-z", "ib,opcodes",
                 "-z", "expert", "-z", "io,stat,0.00001", "-z", "ib,mad", "-z", "conv,udp",
                 "-z", "endpoints,eth", "-z", "conv,ipv6", "-z", "endpoints,ip", "-z",
@@ -118,6 +124,7 @@ def test_per_packet_switch_and_ineligible_requests_skip_the_bulk_path(monkeypatc
     path = str(PCAPS / "rc_clean_roce2.pcap")
     for cmd in (["dump", "-V", "-c", "2"], ["dump", "-T", "fields", "-e", "ip.src"],
                 ["dump", "-z", "conv,qp,infiniband.bth.psn > 5"],
+                ["dump", "-Y", "ip.src == 10.0.0.1"], ["dump", "-Y", "frame.len > 100"],
                 ["dump", "-z", "io,stat,1,infiniband"]):
         fast, slow, outcomes = _both(monkeypatch, [*cmd, path])
         assert fast == slow and outcomes == [], cmd

@@ -192,8 +192,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
     linktype = 1
     try:
         skip, rest = 0, True
-        if bulk_run.eligible(args, out, stats, printer, filt is not None, sink is not None):
-            done = bulk_run.run(path, options, args.c, printer, stats, out)
+        if bulk_run.eligible(args, out, stats, printer, filt, sink is not None):
+            done = bulk_run.run(path, options, args.c, printer, stats, out, filt)
             skip, rest = done.frames, not done.done
             if done.frames:
                 prev_disp, linktype = done.last_ts, done.linktype

@@ -26,7 +26,7 @@ from ibwire.fields import BOOL, HEX, REGISTRY
 from ibwire.format import _HEX_DIGITS
 from ibwire.headers.opcodes import OPCODES
 
-TIME_COLUMNS = {"r": "rel", "d": "delta", "dd": "delta", "e": "ts"}
+TIME_COLUMNS = {"r": "rel", "d": "delta", "dd": "disp_delta", "e": "ts"}
 ICRC_ST, VCRC_ST, LPCRC_ST = ("infiniband.invariant.crc.status",
                               "infiniband.variant.crc.status", "infiniband_link.lpcrc.status")
 SUMMARY_COLUMNS = ["infiniband.bth.opcode", "infiniband.bth.destqp", "infiniband.bth.psn",
@@ -36,7 +36,7 @@ SUMMARY_COLUMNS = ["infiniband.bth.opcode", "infiniband.bth.destqp", "infiniband
                    LPCRC_ST]
 FRAME_INTS = {"frame.number": "number", "frame.len": "length", "frame.time_epoch": "ts",
               "frame.time_relative": "rel", "frame.time_delta": "delta",
-              "frame.time_delta_displayed": "delta"}
+              "frame.time_delta_displayed": "disp_delta"}
 FRAME_COLS = {"frame.cap_len": "frame.cap_len", "frame.interface_id": "frame.interface_id",
               "frame.offset": "ibwire.frame.offset"}
 FRAME_TIMES = {"frame.time_epoch", "frame.time_relative", "frame.time_delta",

@@ -35,6 +35,7 @@ class Clock:
     def __init__(self) -> None:
         self.first: int | None = None
         self.prev = 0
+        self.prev_disp: int | None = None    # time of the last displayed frame
 
 
 class Rows:
@@ -53,6 +54,7 @@ class Rows:
             self.delta[0] = ts[0] - clock.prev
             np.subtract(ts[1:], ts[:-1], out=self.delta[1:])
             clock.prev = int(ts[-1])
+        self.disp_delta = self.delta      # until `display` says otherwise
         self.number = self.int("frame.number")
         self.linktype = self.int("ibwire.frame.linktype")
         # tshark's frame.len of an ERF record is the ERF wire length (frames.frame_lengths).
@@ -61,6 +63,17 @@ class Rows:
         self.slow = self.raw("ibwire.fallback")[0][:n].astype(bool) | \
             (self.int("ibwire.malformed.code") != 0)
         self._packets: dict[int, Packet] = {}
+
+    def display(self, shown: np.ndarray, clock: Clock) -> None:
+        """Times since the previous displayed frame (tshark's delta displayed)."""
+        idx = np.flatnonzero(shown)
+        self.disp_delta = np.zeros(self.n, np.int64)
+        if len(idx):
+            prev = np.empty(len(idx), np.int64)
+            prev[0] = self.ts[idx[0]] if clock.prev_disp is None else clock.prev_disp
+            prev[1:] = self.ts[idx[:-1]]
+            self.disp_delta[idx] = self.ts[idx] - prev
+            clock.prev_disp = int(self.ts[idx[-1]])
 
     # -- columns ---------------------------------------------------------------
     def raw(self, name: str) -> tuple[np.ndarray, np.ndarray | None]:
@@ -105,8 +118,7 @@ class Rows:
         return FrameInfo(int(self.number[i]), frame.ts_ns, int(self.rel[i]),
                          int(self.delta[i]), length, cap_len, frame.linktype,
                          frame.interface, frame.offset, pkt=pkt,
-                         # Every frame is displayed (no -Y): as the dump loop sets it.
-                         delta_disp_ns=int(self.delta[i]))
+                         delta_disp_ns=int(self.disp_delta[i]))
 
 
 def groups(keys: Sequence[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -14,12 +14,14 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ibwire.cli import bulk
 from ibwire.cli.output import Output
 from ibwire.cli.stats import Stat
 from ibwire.decode import Options
 
-# numpy, Numba and pyarrow load only when the bulk path runs (see `_engine`).
+# Numba and pyarrow load only when the bulk path runs (see `_engine`).
 
 TIME_MODES = ("r", "d", "dd", "e")
 CHUNK = 1 << 16           # frames per engine chunk: bounds the memory the lines take
@@ -43,13 +45,17 @@ def _engine() -> Any:
 
 
 def eligible(args: argparse.Namespace, out: Output, stats: list[Stat], printer: Any,
-             has_filter: bool, has_sink: bool) -> bool:
+             filt: Any, has_sink: bool) -> bool:
     """Whether this command's output can be built in bulk, byte for byte."""
     from ibwire.cli.dump import FieldsPrinter, TextPrinter
     path = args.r or args.file
-    if not bulk.enabled() or not path or path == "-" or has_filter or has_sink \
+    if not bulk.enabled() or not path or path == "-" or has_sink \
             or out.color or out.flush_each or _engine() is None:
         return False
+    if filt is not None:
+        from ibwire.cli.bulk.filter import compile_mask
+        if printer is None or compile_mask(filt) is None:
+            return False
     if any(not _stat_ok(st) for st in stats):
         return False
     if printer is None:
@@ -79,14 +85,18 @@ def _lines_for(printer: Any) -> Any:
 
 
 def run(path: str, options: Options, count: int | None, printer: Any, stats: list[Stat],
-        out: Output) -> Outcome:
+        out: Output, filt: Any = None) -> Outcome:
     from ibwire.capture import CaptureError
     from ibwire.cli.bulk.rows import Clock, Rows
     cols = _engine()
     lines = _lines_for(printer)
+    from ibwire.cli.bulk.filter import compile_mask, display_mask
     from ibwire.cli.bulk.stats import COLUMNS, feed
+    mask = compile_mask(filt) if filt is not None else None
     names = list(dict.fromkeys([*_base_names(), *(lines.columns if lines else []),
-                                *(COLUMNS if stats else [])]))
+                                *(COLUMNS if stats else []),
+                                *(sorted(filt.filter.fields & set(cols.column_names()))
+                                  if filt is not None else [])]))
     clock = Clock()
     result = Outcome(done=False)
     try:
@@ -96,13 +106,17 @@ def run(path: str, options: Options, count: int | None, printer: Any, stats: lis
                 return result          # damaged file or unknown link type: per packet
             n = len(chunk) if count is None else min(len(chunk), count - result.frames)
             rows = Rows(chunk, n, clock, options)
+            shown = np.ones(n, bool)
+            if filt is not None:
+                shown = display_mask(rows, filt, mask)
+                rows.display(shown, clock)
             if lines is not None:
-                result.per_packet += _print(rows, lines, out)
+                result.per_packet += _print(rows, lines, out, shown)
             if stats:
                 feed(rows, stats)
             result.frames += n
             if n:
-                result.last_ts = int(rows.ts[n - 1])
+                result.last_ts = int(rows.ts[n - 1]) if filt is None else clock.prev_disp
                 result.linktype = int(rows.linktype[n - 1])
             if count is not None and result.frames >= count:
                 break
@@ -123,19 +137,19 @@ def _base_names() -> list[str]:
     return BASE
 
 
-def _print(rows: Any, lines: Any, out: Output) -> int:
-    import numpy as np
+def _print(rows: Any, lines: Any, out: Output, shown: Any) -> int:
     gid, render = lines.plan(rows)
+    gid = np.where(shown, gid, -2)            # -2: not displayed
     raw, off = render(gid)
     slow = np.flatnonzero(gid < 0)
     start = 0
     for i in [*slow.tolist(), rows.n]:
         if i > start:
             _write(out, raw[off[start]:off[i]])
-        if i < rows.n:
+        if i < rows.n and gid[i] == -1:
             out.line(lines.per_packet(rows.info(i)))
         start = i + 1
-    return len(slow)
+    return int((gid == -1).sum())
 
 
 def _write(out: Output, raw: Any) -> None:

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     options = decode_options(args.roce_ports)
     try:
         skip, rest = 0, True
-        if bulk_run.eligible(args, out, stats, None, False, False):
+        if bulk_run.eligible(args, out, stats, None, None, False):
             done = bulk_run.run(path, options, args.c, None, stats, out)
             skip, rest = done.frames, not done.done
         for info in packets(path, options, args.c, progress=True, skip=skip) if rest else ():
