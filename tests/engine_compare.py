@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ibwire.capture import open_capture
+from ibwire.capture import CaptureError, open_capture
 from ibwire.decode import Options, decode
 from ibwire.engines.columns import CRC_COLUMNS, FRAME_COLUMNS, iter_chunks
 from ibwire.engines.place import FB, IB_OFF, MAL, PAY_LEN, PAY_OFF
@@ -34,13 +34,22 @@ def compare(path: Path | str, *, fallback_decode: bool = False, chunk: int = 1 <
     frames = 0
     handed = 0
     names = [*FRAME_COLUMNS, *CRC_COLUMNS, *FIELD_ROWS]
-    with open_capture(path) as reader:
-        it = iter(reader)
+    want: list[Any] = []
+    want_err = got_err = None
+    try:
+        with open_capture(path) as reader:
+            want.extend(reader)
+    except CaptureError as exc:  # the reader stops here: columns must stop alike
+        want_err = str(exc)
+    try:
         for ch in iter_chunks(path, names, chunk=chunk, fallback_decode=fallback_decode,
                               options=options):
             b = ch.batch
             for i in range(len(ch)):
-                fr = next(it)
+                if frames >= len(want):
+                    diffs.append(f"{Path(path).name}: columns have more frames")
+                    return frames, handed, diffs
+                fr = want[frames]
                 frames += 1
                 pkt = decode(fr.data, fr.linktype, frame=fr, options=options)
                 where = f"{Path(path).name} frame {fr.index}"
@@ -50,9 +59,13 @@ def compare(path: Path | str, *, fallback_decode: bool = False, chunk: int = 1 <
                               fr.interface, fr.offset)
                 if got_frame != want_frame:
                     diffs.append(f"{where}: record {got_frame} != {want_frame}")
+                if bytes(b.buf[b.doff[i]:b.doff[i] + b.cap[i]]) != fr.data:
+                    diffs.append(f"{where}: frame bytes differ")
                 fb = bool(ch.info[FB, i])
                 handed += fb
                 if fb and not fallback_decode:
+                    if pkt.problems == [] and ch.info[MAL, i]:
+                        diffs.append(f"{where}: kernel marks {ch.info[MAL, i]}, decoder none")
                     continue
                 if bool(ch.info[MAL, i]) != bool(pkt.problems):
                     diffs.append(f"{where}: malformed {ch.info[MAL, i]} vs {pkt.problems}")
@@ -62,8 +75,12 @@ def compare(path: Path | str, *, fallback_decode: bool = False, chunk: int = 1 <
                 _rows(ch, i, pkt, where, diffs)
                 if len(diffs) >= limit:
                     return frames, handed, diffs
-        if next(it, None) is not None:
-            diffs.append(f"{Path(path).name}: columns end before the reader")
+    except CaptureError as exc:
+        got_err = str(exc)
+    if frames != len(want):
+        diffs.append(f"{Path(path).name}: {frames} frames in columns, {len(want)} read")
+    if got_err != want_err:
+        diffs.append(f"{Path(path).name}: error {got_err!r}, reader {want_err!r}")
     return frames, handed, diffs
 
 

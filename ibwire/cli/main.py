@@ -3,6 +3,7 @@
     ibwire dump -r FILE [tshark flags]    packets, like tshark (also: ibwire -r FILE ...)
     ibwire stats FILE [-z SPEC ...]        statistics (a useful default set without -z)
     ibwire fields [--filter TEXT]          every field name, like tshark -G fields
+    ibwire verify FILE                     check every ICRC/VCRC/LPCRC (exit 1 if bad)
     ibwire gen ...                         synthetic traffic (when ibwire.gen is installed)
 
 Exit status: 0 ok, 1 bad input file (one line on stderr; packets before the error
@@ -99,7 +100,7 @@ Exit status: 0 ok, 1 bad input file, 2 bad usage."""
 
 
 def build_parser() -> Parser:
-    top = Parser(prog="ibwire", usage="ibwire {dump,stats,fields,gen} ...",
+    top = Parser(prog="ibwire", usage="ibwire {dump,stats,fields,verify,gen} ...",
                  description="InfiniBand and RoCE capture analyzer with tshark's flags.")
     from ibwire import __version__
     top.add_argument("--version", action="version", version=f"ibwire {__version__}")
@@ -120,6 +121,8 @@ def build_parser() -> Parser:
     fields = sub.add_parser("fields", help="list every field (like tshark -G fields)",
                             usage="ibwire fields [--filter TEXT]")
     fields.add_argument("--filter", metavar="TEXT", help="only names containing TEXT")
+    from ibwire.cli.verify import add_parser as add_verify
+    add_verify(sub)
     _add_gen(sub)
     return top
 
@@ -138,11 +141,12 @@ def _add_gen(sub: Any) -> None:
 
 
 def _usage_line(argv: Sequence[str]) -> str:
-    cmd = next((a for a in argv if a in ("dump", "stats", "fields", "gen")), None)
+    cmd = next((a for a in argv if a in ("dump", "stats", "fields", "verify", "gen")), None)
     usages = {"dump": "ibwire dump [options] [-r] FILE", "stats":
               "ibwire stats [options] FILE [-z SPEC ...]", "fields":
-              "ibwire fields [--filter TEXT]", "gen": "ibwire gen ..."}
-    return "usage: " + usages.get(cmd or "", "ibwire {dump,stats,fields,gen} ...") + \
+              "ibwire fields [--filter TEXT]", "verify": "ibwire verify [options] FILE",
+              "gen": "ibwire gen ..."}
+    return "usage: " + usages.get(cmd or "", "ibwire {dump,stats,fields,verify,gen} ...") + \
         f" (see ibwire {cmd + ' ' if cmd else ''}--help)"
 
 
@@ -165,10 +169,13 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.command == "fields":
         from ibwire.cli.fieldlist import run as run_fields
         return run_fields(args, out)
+    if args.command == "verify":
+        from ibwire.cli.verify import run as run_verify
+        return run_verify(args, out)
     if args.command == "gen":
         gen = importlib.import_module("ibwire.gen.cli")
         return int(gen.run(args) or 0)
-    raise UsageError("a command is required: dump, stats, fields, gen "
+    raise UsageError("a command is required: dump, stats, fields, verify, gen "
                      "(or tshark's flags: ibwire -r FILE ...)")
 
 

@@ -22,9 +22,10 @@ import pyarrow as pa
 from ibwire.crc import CrcStatus
 from ibwire.decode import ENCAPS, Options
 from ibwire.engines import fallback
-from ibwire.engines.crc_kernels import check_crcs, crc_arrays
+from ibwire.engines.crc_kernels import HAVE_ZLIB, ICRC, LPCRC, VCRC, check_crcs, crc_arrays
 from ibwire.engines.extract import Plan, layer_values
 from ibwire.engines.place import FB, IB_OFF, ICRC_AT, MAL, N_INFO, PAY_LEN, PAY_OFF, VCRC_AT, place
+from ibwire.engines.pool import Pool
 from ibwire.engines.scan import DEFAULT_CHUNK, Batch, batches
 from ibwire.engines.tables import (
     CRC16_T,
@@ -185,19 +186,20 @@ def iter_chunks(path: str | os.PathLike[str], fields: Iterable[str] | None = Non
     want_crc = any(n in CRC_COLUMNS for n in names)
     ports = np.array(sorted(opts.roce_ports) or [-1], np.int64)
     eth_encaps, udp_encaps = _encaps()
-    for batch in batches(path, chunk):
+    pool = Pool()
+    for batch in batches(path, chunk, pool):
         n = len(batch)
-        lo = np.empty((N_LAYERS, n), np.int32)
-        info = np.empty((N_INFO, n), np.int32)
+        lo = pool.take("lo", (N_LAYERS, n), np.int32)
+        info = pool.take("info", (N_INFO, n), np.int32)
         place(batch.buf, batch.doff, batch.cap, batch.lt, lo, info, OP_CHAIN, OP_PAYLOAD,
               OP_VALID, LAYER_SIZE, ports, udp_encaps, eth_encaps)
-        values = plan.run(batch.buf, batch.doff, lo)
+        values = plan.run(batch.buf, batch.doff, lo, pool)
         present = {name: plan.present(name, lo) for name in plan.names}
         crc = None
         if want_crc:
-            crc = crc_arrays(n)
+            crc = crc_arrays(n, pool)
             check_crcs(batch.buf, batch.doff, lo, info, CRC_TMPL, CRC_TMPL_LEN, CRC32_T,
-                       CRC16_T, *crc)
+                       CRC16_T, *crc, ICRC | VCRC | LPCRC, HAVE_ZLIB)
             if not opts.verify_crc:
                 for st in crc[:3]:
                     st[st <= CrcStatus.GOOD] = CrcStatus.UNVERIFIED

@@ -1,17 +1,24 @@
 """ICRC, VCRC and LPCRC of every frame of a chunk, table-driven in Numba.
 
 CRC-32 (ICRC) uses slicing-by-16 tables, CRC-16 (VCRC, LPCRC) slicing-by-8, all
-built from `ibwire.crc`'s polynomials (`tables`). The ICRC's masked headers are
-fed through the per-encapsulation templates of `tables` (derived from
-`ibwire.crc`'s mask functions); the rest of the packet is read in place. Status
+built from `ibwire.crc`'s polynomials (`tables`). Where the system zlib is found,
+the ICRC's unmasked bulk (payload) goes through zlib's `crc32` instead -- the same
+CRC-32/IEEE, a well-kept and faster implementation -- called from the compiled code
+by symbol (so the kernel stays cacheable); `use_zlib=False` keeps to the tables.
+The ICRC's masked headers are fed through the per-encapsulation templates of
+`tables` (derived from `ibwire.crc`'s mask functions); the rest of the packet is
+read in place. Status
 values are `ibwire.crc.CrcStatus`, exactly as the per-packet decoder sets them.
 `check_crcs.py_func` is the plain-Python twin.
 """
 
 from __future__ import annotations
 
+import ctypes.util
+
+import llvmlite.binding as llvm
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from ibwire.crc import CrcStatus
 from ibwire.decoder.base import ICRC_LEN, VCRC_LEN
@@ -30,6 +37,7 @@ from ibwire.engines.place import (
     SZ_IP,
     VCRC_AT,
 )
+from ibwire.engines.pool import Pool
 from ibwire.engines.tables import (
     CRC_NATIVE,
     CRC_NATIVE_GRH,
@@ -43,19 +51,38 @@ GOOD, BAD, NOT_PRESENT = int(CrcStatus.GOOD), int(CrcStatus.BAD), int(CrcStatus.
 LP_COVER, LP_AT_FIELD = LINK.offsets()["lpcrc"][0], LINK.offsets()["lpcrc"][0]
 ONES32 = 0xFFFFFFFF
 ONES16 = 0xFFFF
+ICRC, VCRC, LPCRC = 1, 2, 4  # `which` bits of check_crcs
+
+_LIBZ = ctypes.util.find_library("z")
+HAVE_ZLIB = bool(_LIBZ)
+if HAVE_ZLIB:
+    llvm.load_library_permanently(_LIBZ)
+    # crc32(uLong crc, const Bytef *buf, uInt len): the pointer passed as an address.
+    zlib_crc32 = types.ExternalFunction("crc32", types.uint64(types.uint64, types.uintp,
+                                                              types.uint32))
+else:
+    @njit(cache=True)
+    def zlib_crc32(crc, addr, n):  # never called: use_zlib is False without zlib
+        return crc
+
+
+@njit(cache=True, inline="always")
+def _slice16(c, t, b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15):
+    c ^= b0 | (b1 << 8) | (b2 << 16) | (b3 << 24)
+    return (t[15, c & 0xFF] ^ t[14, (c >> 8) & 0xFF] ^ t[13, (c >> 16) & 0xFF]
+            ^ t[12, c >> 24] ^ t[11, b4] ^ t[10, b5] ^ t[9, b6] ^ t[8, b7] ^ t[7, b8]
+            ^ t[6, b9] ^ t[5, b10] ^ t[4, b11] ^ t[3, b12] ^ t[2, b13] ^ t[1, b14]
+            ^ t[0, b15])
 
 
 @njit(cache=True)
 def crc32_run(buf, p, e, c, t):
     """Continue a reflected CRC-32 register `c` over buf[p:e] (slicing-by-16)."""
     while p + 16 <= e:
-        c ^= int(buf[p]) | (int(buf[p + 1]) << 8) | (int(buf[p + 2]) << 16) | \
-            (int(buf[p + 3]) << 24)
-        c = (t[15, c & 0xFF] ^ t[14, (c >> 8) & 0xFF] ^ t[13, (c >> 16) & 0xFF]
-             ^ t[12, c >> 24] ^ t[11, buf[p + 4]] ^ t[10, buf[p + 5]] ^ t[9, buf[p + 6]]
-             ^ t[8, buf[p + 7]] ^ t[7, buf[p + 8]] ^ t[6, buf[p + 9]] ^ t[5, buf[p + 10]]
-             ^ t[4, buf[p + 11]] ^ t[3, buf[p + 12]] ^ t[2, buf[p + 13]]
-             ^ t[1, buf[p + 14]] ^ t[0, buf[p + 15]])
+        c = _slice16(c, t, int(buf[p]), int(buf[p + 1]), int(buf[p + 2]), int(buf[p + 3]),
+                     buf[p + 4], buf[p + 5], buf[p + 6], buf[p + 7], buf[p + 8], buf[p + 9],
+                     buf[p + 10], buf[p + 11], buf[p + 12], buf[p + 13], buf[p + 14],
+                     buf[p + 15])
         p += 16
     while p < e:
         c = t[0, (c ^ buf[p]) & 0xFF] ^ (c >> 8)
@@ -66,8 +93,21 @@ def crc32_run(buf, p, e, c, t):
 @njit(cache=True)
 def crc32_masked(buf, p, e, c, t, tmpl, k, toff):
     """Continue over buf[p:e] with template row k (from column toff) ORed in."""
-    for j in range(e - p):
-        c = t[0, (c ^ (buf[p + j] | tmpl[k, toff + j])) & 0xFF] ^ (c >> 8)
+    m = tmpl[k, toff:]
+    j = 0
+    while p + j + 16 <= e:
+        q = p + j
+        c = _slice16(c, t, int(buf[q] | m[j]), int(buf[q + 1] | m[j + 1]),
+                     int(buf[q + 2] | m[j + 2]), int(buf[q + 3] | m[j + 3]),
+                     buf[q + 4] | m[j + 4], buf[q + 5] | m[j + 5], buf[q + 6] | m[j + 6],
+                     buf[q + 7] | m[j + 7], buf[q + 8] | m[j + 8], buf[q + 9] | m[j + 9],
+                     buf[q + 10] | m[j + 10], buf[q + 11] | m[j + 11],
+                     buf[q + 12] | m[j + 12], buf[q + 13] | m[j + 13],
+                     buf[q + 14] | m[j + 14], buf[q + 15] | m[j + 15])
+        j += 16
+    while p + j < e:
+        c = t[0, (c ^ (buf[p + j] | m[j])) & 0xFF] ^ (c >> 8)
+        j += 1
     return c
 
 
@@ -102,7 +142,7 @@ def _be(buf, p, n):
 
 
 @njit(cache=True)
-def icrc_of(buf, b, lo, info, i, tmpl, tlen, t32):
+def icrc_of(buf, b, lo, info, i, tmpl, tlen, t32, use_zlib):
     """The ICRC of frame i (masked per its encapsulation), or -1 if unplaceable."""
     at = info[ICRC_AT, i]
     bth = lo[L_BTH, i]
@@ -124,14 +164,18 @@ def icrc_of(buf, b, lo, info, i, tmpl, tlen, t32):
     else:
         s = lo[L_IPV6, i]
         c = crc32_masked(buf, b + s, b + hdr_end, STANDIN_CRC, t32, tmpl, kind, 0)
+    if use_zlib and at > hdr_end:
+        addr = buf.ctypes.data + b + hdr_end
+        return np.int64(zlib_crc32(c ^ ONES32, addr, at - hdr_end)) & ONES32
     c = crc32_run(buf, b + hdr_end, b + at, c, t32)
     return c ^ ONES32
 
 
 @njit(cache=True)
 def check_crcs(buf, doff, lo, info, tmpl, tlen, t32, t16, icrc_st, vcrc_st, lp_st,
-               icrc_val, vcrc_val):
-    """Status (CrcStatus) and wire value of every frame's ICRC, VCRC and LPCRC."""
+               icrc_val, vcrc_val, which, use_zlib):
+    """Status (CrcStatus) and wire value of every frame's ICRC, VCRC and LPCRC
+    (those whose bit is set in `which`; the others stay NOT_PRESENT)."""
     for i in range(doff.shape[0]):
         b = doff[i]
         icrc_st[i] = NOT_PRESENT
@@ -139,23 +183,24 @@ def check_crcs(buf, doff, lo, info, tmpl, tlen, t32, t16, icrc_st, vcrc_st, lp_s
         lp_st[i] = NOT_PRESENT
         icrc_val[i] = 0
         vcrc_val[i] = 0
-        c = icrc_of(buf, b, lo, info, i, tmpl, tlen, t32)
+        c = icrc_of(buf, b, lo, info, i, tmpl, tlen, t32, use_zlib) if which & ICRC else -1
         if c >= 0:
             at = info[ICRC_AT, i]
             icrc_st[i] = GOOD if c == _le(buf, b + at, ICRC_LEN) else BAD
             icrc_val[i] = _be(buf, b + at, ICRC_LEN)
         v = info[VCRC_AT, i]
-        if v >= 0:
+        if v >= 0 and which & VCRC:
             c = crc16_run(buf, b + info[IB_OFF, i], b + v, ONES16, t16) ^ ONES16
             vcrc_st[i] = GOOD if c == _le(buf, b + v, VCRC_LEN) else BAD
             vcrc_val[i] = _be(buf, b + v, VCRC_LEN)
         lp = info[LP_AT, i]
-        if lp >= 0:
+        if lp >= 0 and which & LPCRC:
             c = crc16_run(buf, b + lp, b + lp + LP_COVER, ONES16, t16) ^ ONES16
             lp_st[i] = GOOD if c == _be(buf, b + lp + LP_AT_FIELD, 2) else BAD
 
 
-def crc_arrays(n: int) -> tuple[np.ndarray, ...]:
+def crc_arrays(n: int, pool: Pool | None = None) -> tuple[np.ndarray, ...]:
     """Output arrays for `check_crcs`: three statuses, the ICRC and VCRC values."""
-    return (np.empty(n, np.uint8), np.empty(n, np.uint8), np.empty(n, np.uint8),
-            np.empty(n, np.uint32), np.empty(n, np.uint16))
+    pool = pool or Pool()
+    return tuple(pool.take(f"crc{k}", (n,), t) for k, t in enumerate(
+        (np.uint8, np.uint8, np.uint8, np.uint32, np.uint16)))

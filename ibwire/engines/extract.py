@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ibwire.engines.pool import Pool
 from ibwire.engines.tables import FIELD_ROWS, K_B16, K_U8, K_U16, K_U32, K_U64, KIND_DTYPE, FieldRow
 
 # Columns of a row in the int64 row table the kernel reads.
@@ -75,10 +76,12 @@ class Plan:
         self.counts = counts
         self.rows = np.array(table, dtype=np.int64).reshape(-1, 7)
 
-    def run(self, buf: np.ndarray, doff: np.ndarray, lo: np.ndarray) -> dict[str, np.ndarray]:
+    def run(self, buf: np.ndarray, doff: np.ndarray, lo: np.ndarray,
+            pool: Pool | None = None) -> dict[str, np.ndarray]:
         n = len(doff)
-        outs = [np.zeros((max(c, 1), n * (B16 if k == K_B16 else 1)), dtype=KIND_DTYPE[k])
-                for k, c in enumerate(self.counts)]
+        pool = pool or Pool()
+        outs = [pool.zeros(f"out{k}", (max(c, 1), n * (B16 if k == K_B16 else 1)),
+                           KIND_DTYPE[k]) for k, c in enumerate(self.counts)]
         if len(self.rows):
             extract(buf, doff, lo, self.rows, *outs)
         out = {}

@@ -100,7 +100,13 @@ MAD_QP0, MAD_QP1 = MAD_QPS
 ERF_PAD_FIELD = 2  # ERF Ethernet types: 2 bytes of offset/pad before the frame
 
 
-@njit(cache=True)
+# Walk states: one per protocol layer (the protocol graph as a state machine; a
+# single loop keeps the kernel free of calls, which cost more than the parsing).
+(S_DONE, S_ETH, S_ETYPE, S_IP, S_UDP, S_ROCE1, S_IB, S_BTH, S_ERF, S_LINK, S_SLL,
+ S_SLL2) = range(12)
+
+
+@njit(cache=True, inline="always")
 def _u(buf, p, spec):
     """A field at absolute byte `p`: spec = (offset, nbytes, shift, mask) relative to p."""
     v = 0
@@ -109,19 +115,17 @@ def _u(buf, p, spec):
     return (v >> spec[2]) & spec[3]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _be16(buf, p):
     return (int(buf[p]) << 8) | int(buf[p + 1])
 
 
-@njit(cache=True)
-def _mark(info, i, code):
-    if info[MAL, i] == 0:
-        info[MAL, i] = code
-    info[FB, i] = 1
+@njit(cache=True, inline="always")
+def _be24(buf, p):
+    return (int(buf[p]) << 16) | (int(buf[p + 1]) << 8) | int(buf[p + 2])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _in(x, arr):
     for v in arr:
         if v == x:
@@ -129,255 +133,10 @@ def _in(x, arr):
     return False
 
 
-@njit(cache=True)
-def _transport(buf, b, off, limit, i, lo, info, chain, payload, valid, lsize):
-    """BTH, the opcode's extended headers, payload and pad (decoder's rules)."""
-    if off + SZ_BTH > limit:
-        _mark(info, i, M_BTH)
-        return
-    lo[L_BTH, i] = off
-    opc = buf[b + off + BTH_OPC]
-    if valid[opc] == 0:
-        _mark(info, i, M_BTH)
-    bth = off
-    off += SZ_BTH
-    for k in range(chain.shape[1]):
-        lay = chain[opc, k]
-        if lay < 0:
-            break
-        if off + lsize[lay] > limit:
-            _mark(info, i, lay_code(lay))
-            return
-        lo[lay, i] = off
-        off += lsize[lay]
-    pad = _u(buf, b + bth, BTH_PAD)
-    if payload[opc] == 0 and limit - off > 0:
-        _mark(info, i, M_BTH)
-    if limit - off < pad:
-        _mark(info, i, M_BTH)
-    pay_end = max(limit - pad, off)
-    info[PAY_OFF, i] = off
-    info[PAY_LEN, i] = pay_end - off
-    if (opc == UD_SEND_ONLY or opc == UD_SEND_ONLY_IMM) and pay_end > off:
-        # A payload decoder (MAD, IPoIB) may claim it: the decoder decides.
-        info[FB, i] = 1
-        d = lo[L_DETH, i]
-        if d >= 0 and pay_end - off >= SZ_MAD:
-            qp = (int(buf[b + bth + BTH_QP]) << 16) | _be16(buf, b + bth + BTH_QP + 1)
-            sq = (int(buf[b + d + DETH_SRCQP]) << 16) | _be16(buf, b + d + DETH_SRCQP + 1)
-            if qp == MAD_QP0 or qp == MAD_QP1 or sq == MAD_QP0 or sq == MAD_QP1:
-                lo[L_MAD, i] = off
-
-
-@njit(cache=True)
-def lay_code(lay):
-    # Malformed codes list the extended headers right after "bth", in layer order.
-    return M_BTH + (lay - L_BTH)
-
-
-@njit(cache=True)
-def _ib(buf, b, off, end, i, lo, info, chain, payload, valid, lsize):
-    """Native InfiniBand from the LRH: ends at PktLen*4, then the VCRC."""
-    info[IB_OFF, i] = off
-    if off + SZ_LRH > end:
-        _mark(info, i, M_LRH)
-        return
-    lo[L_LRH, i] = off
-    ib_end = off + 4 * _u(buf, b + off, LRH_PKTLEN)
-    lnh = _u(buf, b + off, LRH_LNH)
-    if lnh < 2:
-        info[FB, i] = 1  # raw packets: the decoder's
-        return
-    if ib_end - off < SZ_LRH + SZ_BTH + ICRC_LEN or ib_end > end:
-        _mark(info, i, M_LRH)
-        return
-    t = off + SZ_LRH
-    kind = CRC_NATIVE
-    if lnh == 3:
-        if t + SZ_GRH > ib_end - ICRC_LEN:
-            _mark(info, i, M_GRH)
-            return
-        lo[L_GRH, i] = t
-        if buf[b + t + GRH_NXT] != NXTHDR_IBA:
-            _mark(info, i, M_GRH)
-            return
-        t += SZ_GRH
-        kind = CRC_NATIVE_GRH
-    _transport(buf, b, t, ib_end - ICRC_LEN, i, lo, info, chain, payload, valid, lsize)
-    info[ICRC_AT, i] = ib_end - ICRC_LEN
-    info[CRC_KIND, i] = kind
-    if ib_end + VCRC_LEN <= end:
-        info[VCRC_AT, i] = ib_end
-        if ib_end + VCRC_LEN < end:
-            _mark(info, i, M_FRAME)
-    elif ib_end < end:
-        _mark(info, i, M_VCRC)
-
-
-@njit(cache=True)
-def _roce1(buf, b, off, end, i, lo, info, chain, payload, valid, lsize):
-    info[IB_OFF, i] = off
-    if off + SZ_GRH > end:
-        _mark(info, i, M_GRH)
-        return
-    ib_end = off + SZ_GRH + _be16(buf, b + off + GRH_PAYLEN)
-    if ib_end > end or ib_end - off - SZ_GRH < SZ_BTH + ICRC_LEN:
-        _mark(info, i, M_GRH)
-        return
-    lo[L_GRH, i] = off
-    if buf[b + off + GRH_NXT] != NXTHDR_IBA:
-        _mark(info, i, M_GRH)
-        return
-    _transport(buf, b, off + SZ_GRH, ib_end - ICRC_LEN, i, lo, info, chain, payload, valid,
-               lsize)
-    info[ICRC_AT, i] = ib_end - ICRC_LEN
-    info[CRC_KIND, i] = CRC_ROCE1
-
-
-@njit(cache=True)
-def _ip(buf, b, off, end, i, lo, info, chain, payload, valid, lsize, ports, udp_encaps):
-    if off >= end:
-        _mark(info, i, M_IP)
-        return
-    ver = _u(buf, b + off, IP_VER)
-    if ver == 4:
-        if off + SZ_IP > end:
-            _mark(info, i, M_IP)
-            return
-        lo[L_IP, i] = off
-        hlen = 4 * _u(buf, b + off, IP_IHL)
-        total = _be16(buf, b + off + IP_LEN)
-        if hlen < SZ_IP or off + hlen > end:
-            _mark(info, i, M_IP)
-            return
-        if total < hlen or off + total > end:
-            _mark(info, i, M_IP)
-            total = end - off
-        if (buf[b + off + IP_PROTO] == UDP_PROTO and _u(buf, b + off, IP_FRAG) == 0
-                and _u(buf, b + off, IP_MF) == 0):
-            _udp(buf, b, off + hlen, off + total, i, lo, info, chain, payload, valid, lsize,
-                 ports, udp_encaps, CRC_ROCE2_V4)
-    elif ver == 6:
-        if off + SZ_IP6 > end:
-            _mark(info, i, M_IPV6)
-            return
-        lo[L_IPV6, i] = off
-        ip_end = off + SZ_IP6 + _be16(buf, b + off + IP6_PLEN)
-        if ip_end > end:
-            _mark(info, i, M_IPV6)
-            ip_end = end
-        if buf[b + off + IP6_NXT] == UDP_PROTO:
-            _udp(buf, b, off + SZ_IP6, ip_end, i, lo, info, chain, payload, valid, lsize,
-                 ports, udp_encaps, CRC_ROCE2_V6)
-    else:
-        _mark(info, i, M_IP)
-
-
-@njit(cache=True)
-def _udp(buf, b, off, end, i, lo, info, chain, payload, valid, lsize, ports, udp_encaps,
-         kind):
-    if off + SZ_UDP > end:
-        _mark(info, i, M_UDP)
-        return
-    lo[L_UDP, i] = off
-    length = _be16(buf, b + off + UDP_LEN)
-    udp_end = off + length
-    cut = False
-    if length < SZ_UDP or udp_end > end:
-        _mark(info, i, M_UDP)
-        cut = udp_end > end
-        udp_end = end
-    elif udp_end < end:
-        _mark(info, i, M_UDP)
-    dport = _be16(buf, b + off + UDP_DPORT)
-    if _in(dport, ports):
-        t = off + SZ_UDP
-        info[IB_OFF, i] = t
-        if cut or udp_end - t < SZ_BTH + ICRC_LEN:
-            info[FB, i] = 1  # ICRC not captured: the decoder's rules
-            return
-        _transport(buf, b, t, udp_end - ICRC_LEN, i, lo, info, chain, payload, valid, lsize)
-        info[ICRC_AT, i] = udp_end - ICRC_LEN
-        info[CRC_KIND, i] = kind
-    elif _in(dport, udp_encaps):
-        info[FB, i] = 1
-
-
-@njit(cache=True)
-def _ethertype(buf, b, etype, off, end, i, lo, info, chain, payload, valid, lsize, ports,
-               udp_encaps, eth_encaps):
-    if etype == ETHERTYPE_ROCE:
-        _roce1(buf, b, off, end, i, lo, info, chain, payload, valid, lsize)
-    elif etype == ETHERTYPE_IPV4 or etype == ETHERTYPE_IPV6:
-        _ip(buf, b, off, end, i, lo, info, chain, payload, valid, lsize, ports, udp_encaps)
-    elif _in(etype, eth_encaps):
-        info[FB, i] = 1
-
-
-@njit(cache=True)
-def _eth(buf, b, off, end, i, lo, info, chain, payload, valid, lsize, ports, udp_encaps,
-         eth_encaps):
-    if off + SZ_ETH > end:
-        _mark(info, i, M_ETH)
-        return
-    lo[L_ETH, i] = off
-    etype = _be16(buf, b + off + ETH_TYPE)
-    off += SZ_ETH
-    depth = 0
-    while _in(etype, VLAN_TYPES) and depth < 8:
-        if off + SZ_VLAN > end:
-            _mark(info, i, M_VLAN)
-            return
-        if depth == 0:
-            lo[L_VLAN, i] = off
-        etype = _be16(buf, b + off + VLAN_ETYPE)
-        off += SZ_VLAN
-        depth += 1
-    _ethertype(buf, b, etype, off, end, i, lo, info, chain, payload, valid, lsize, ports,
-               udp_encaps, eth_encaps)
-
-
-@njit(cache=True)
-def _erf(buf, b, end, i, lo, info, chain, payload, valid, lsize, ports, udp_encaps,
-         eth_encaps):
-    """An ERF record (native ERF or LINKTYPE_ERF). Anything but a plain record, whose
-    rlen and wlen agree with the bytes present, goes to the decoder (its rules)."""
-    if end < SZ_ERF:
-        _mark(info, i, M_ERF)
-        return
-    lo[L_ERF, i] = 0
-    if _u(buf, b, ERF_EXT):
-        info[FB, i] = 1  # extension headers
-        return
-    etype = _u(buf, b, ERF_TYPE)
-    rlen = _be16(buf, b + ERF_RLEN)
-    want = _be16(buf, b + ERF_WLEN) + (ERF_PAD_FIELD if _in(etype, ERF_ETH_TYPES) else 0)
-    # A padded rlen beyond the bytes present is fine inside pcap; fewer bytes than
-    # header + wlen is not (unless the record says it was truncated).
-    if rlen < SZ_ERF or rlen < end or (end < SZ_ERF + want and _u(buf, b, ERF_TRUNC) == 0):
-        _mark(info, i, M_ERF)
-    if rlen != end or end < SZ_ERF + want:
-        info[FB, i] = 1
-    pay_end = SZ_ERF + min(want, end - SZ_ERF)
-    if etype == ERF_TYPE_IB:
-        _ib(buf, b, SZ_ERF, pay_end, i, lo, info, chain, payload, valid, lsize)
-    elif etype == ERF_TYPE_IB_LINK:
-        info[IB_OFF, i] = SZ_ERF
-        if SZ_ERF + SZ_LINK > pay_end:
-            _mark(info, i, M_LINK)
-            return
-        lo[L_LINK, i] = SZ_ERF
-        info[LP_AT, i] = SZ_ERF
-        if _u(buf, b + SZ_ERF, LINK_OP) > 1:
-            _mark(info, i, M_IBLINK)
-    elif etype == ERF_TYPE_ETH:
-        if pay_end - SZ_ERF < ERF_PAD_FIELD:
-            _mark(info, i, M_ERF)
-            return
-        _eth(buf, b, SZ_ERF + ERF_PAD_FIELD, pay_end, i, lo, info, chain, payload, valid,
-             lsize, ports, udp_encaps, eth_encaps)
-    else:
-        _mark(info, i, M_ERF)
+@njit(cache=True, inline="always")
+def _first(mal, code):
+    """The malformed code keeps the first problem's layer."""
+    return code if mal == 0 else mal
 
 
 @njit(cache=True)
@@ -385,42 +144,293 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
           udp_encaps, eth_encaps):
     """Fill `lo` (layers x frames, -1 = absent) and `info` (N_INFO x frames) for every
     frame: frame i is buf[data_off[i]:data_off[i] + caplen[i]] of link type linktype[i]."""
+    lo[:] = -1
     for i in range(data_off.shape[0]):
-        for r in range(lo.shape[0]):
-            lo[r, i] = -1
-        for r in range(N_INFO):
-            info[r, i] = 0
-        info[PAY_OFF, i] = -1
-        info[IB_OFF, i] = -1
-        info[ICRC_AT, i] = -1
-        info[VCRC_AT, i] = -1
-        info[LP_AT, i] = -1
         b = data_off[i]
         end = caplen[i]
         lt = linktype[i]
+        off = 0
+        etype = 0
+        limit = 0
+        ip_kind = 0
+        mal = 0
+        fb = 0
+        pend = 0  # a VCRC problem: the decoder finds it after the transport headers
+        pay_off, pay_len, ib, kind, icrc, vcrc, lp = -1, 0, -1, 0, -1, -1, -1
         if lt == LINKTYPE_ETHERNET:
-            _eth(buf, b, 0, end, i, lo, info, chain, payload, valid, lsize, ports,
-                 udp_encaps, eth_encaps)
+            st = S_ETH
         elif lt == LINKTYPE_INFINIBAND:
-            _ib(buf, b, 0, end, i, lo, info, chain, payload, valid, lsize)
+            st = S_IB
         elif lt == LINKTYPE_ERF:
-            _erf(buf, b, end, i, lo, info, chain, payload, valid, lsize, ports, udp_encaps,
-                 eth_encaps)
+            st = S_ERF
         elif lt == LINKTYPE_RAW:
-            _ip(buf, b, 0, end, i, lo, info, chain, payload, valid, lsize, ports, udp_encaps)
+            st = S_IP
         elif lt == LINKTYPE_LINUX_SLL:
-            if end < SZ_SLL:
-                _mark(info, i, M_SLL)
-            else:
-                lo[L_SLL, i] = 0
-                _ethertype(buf, b, _be16(buf, b + SLL_ETYPE), SZ_SLL, end, i, lo, info,
-                           chain, payload, valid, lsize, ports, udp_encaps, eth_encaps)
+            st = S_SLL
         elif lt == LINKTYPE_LINUX_SLL2:
-            if end < SZ_SLL2:
-                _mark(info, i, M_SLL2)
-            else:
-                lo[L_SLL2, i] = 0
-                _ethertype(buf, b, _be16(buf, b + SLL2_ETYPE), SZ_SLL2, end, i, lo, info,
-                           chain, payload, valid, lsize, ports, udp_encaps, eth_encaps)
+            st = S_SLL2
         else:
-            info[FB, i] = 1  # link types the kernel does not model (IPoIB, ...)
+            st = S_DONE
+            fb = 1  # link types the kernel does not model (IPoIB, ...)
+        while st != S_DONE:
+            if st == S_ETH:
+                st = S_DONE
+                if off + SZ_ETH > end:
+                    mal, fb = _first(mal, M_ETH), 1
+                    continue
+                lo[L_ETH, i] = off
+                etype = _be16(buf, b + off + ETH_TYPE)
+                off += SZ_ETH
+                depth = 0
+                while _in(etype, VLAN_TYPES) and depth < 8:
+                    if off + SZ_VLAN > end:
+                        mal, fb, etype = _first(mal, M_VLAN), 1, -1
+                        break
+                    if depth == 0:
+                        lo[L_VLAN, i] = off
+                    etype = _be16(buf, b + off + VLAN_ETYPE)
+                    off += SZ_VLAN
+                    depth += 1
+                if etype >= 0:
+                    st = S_ETYPE
+            elif st == S_SLL or st == S_SLL2:
+                size = SZ_SLL if st == S_SLL else SZ_SLL2
+                code = M_SLL if st == S_SLL else M_SLL2
+                st = S_DONE
+                if end < size:
+                    mal, fb = _first(mal, code), 1
+                    continue
+                lo[L_SLL if size == SZ_SLL else L_SLL2, i] = 0
+                etype = _be16(buf, b + (SLL_ETYPE if size == SZ_SLL else SLL2_ETYPE))
+                off = size
+                st = S_ETYPE
+            elif st == S_ETYPE:
+                st = S_DONE
+                if etype == ETHERTYPE_ROCE:
+                    st = S_ROCE1
+                elif etype == ETHERTYPE_IPV4 or etype == ETHERTYPE_IPV6:
+                    st = S_IP
+                elif _in(etype, eth_encaps):
+                    fb = 1
+            elif st == S_IP:
+                st = S_DONE
+                if off >= end:
+                    mal, fb = _first(mal, M_IP), 1
+                    continue
+                ver = _u(buf, b + off, IP_VER)
+                if ver == 4:
+                    if off + SZ_IP > end:
+                        mal, fb = _first(mal, M_IP), 1
+                        continue
+                    lo[L_IP, i] = off
+                    hlen = 4 * _u(buf, b + off, IP_IHL)
+                    total = _be16(buf, b + off + IP_LEN)
+                    if hlen < SZ_IP or off + hlen > end:
+                        mal, fb = _first(mal, M_IP), 1
+                        continue
+                    if total < hlen or off + total > end:
+                        mal, fb = _first(mal, M_IP), 1
+                        total = end - off
+                    if (buf[b + off + IP_PROTO] == UDP_PROTO and _u(buf, b + off, IP_FRAG) == 0
+                            and _u(buf, b + off, IP_MF) == 0):
+                        end = off + total
+                        off += hlen
+                        ip_kind = CRC_ROCE2_V4
+                        st = S_UDP
+                elif ver == 6:
+                    if off + SZ_IP6 > end:
+                        mal, fb = _first(mal, M_IPV6), 1
+                        continue
+                    lo[L_IPV6, i] = off
+                    ip_end = off + SZ_IP6 + _be16(buf, b + off + IP6_PLEN)
+                    if ip_end > end:
+                        mal, fb = _first(mal, M_IPV6), 1
+                        ip_end = end
+                    if buf[b + off + IP6_NXT] == UDP_PROTO:
+                        end = ip_end
+                        off += SZ_IP6
+                        ip_kind = CRC_ROCE2_V6
+                        st = S_UDP
+                else:
+                    mal, fb = _first(mal, M_IP), 1
+            elif st == S_UDP:
+                st = S_DONE
+                if off + SZ_UDP > end:
+                    mal, fb = _first(mal, M_UDP), 1
+                    continue
+                lo[L_UDP, i] = off
+                length = _be16(buf, b + off + UDP_LEN)
+                udp_end = off + length
+                cut = False
+                if length < SZ_UDP or udp_end > end:
+                    mal, fb = _first(mal, M_UDP), 1
+                    cut = udp_end > end
+                    udp_end = end
+                elif udp_end < end:
+                    mal, fb = _first(mal, M_UDP), 1
+                dport = _be16(buf, b + off + UDP_DPORT)
+                if _in(dport, ports):
+                    off += SZ_UDP
+                    ib = off
+                    if cut or udp_end - off < SZ_BTH + ICRC_LEN:
+                        fb = 1  # ICRC not captured: the decoder's rules
+                        continue
+                    icrc = udp_end - ICRC_LEN
+                    kind = ip_kind
+                    limit = icrc
+                    st = S_BTH
+                elif _in(dport, udp_encaps):
+                    fb = 1
+            elif st == S_ROCE1:
+                st = S_DONE
+                ib = off
+                if off + SZ_GRH > end:
+                    mal, fb = _first(mal, M_GRH), 1
+                    continue
+                ib_end = off + SZ_GRH + _be16(buf, b + off + GRH_PAYLEN)
+                if ib_end > end or ib_end - off - SZ_GRH < SZ_BTH + ICRC_LEN:
+                    mal, fb = _first(mal, M_GRH), 1
+                    continue
+                lo[L_GRH, i] = off
+                if buf[b + off + GRH_NXT] != NXTHDR_IBA:
+                    mal, fb = _first(mal, M_GRH), 1
+                    continue
+                off += SZ_GRH
+                icrc = ib_end - ICRC_LEN
+                kind = CRC_ROCE1
+                limit = icrc
+                st = S_BTH
+            elif st == S_IB:
+                # Native: the packet ends at PktLen*4 (ICRC last), then the VCRC.
+                st = S_DONE
+                ib = off
+                if off + SZ_LRH > end:
+                    mal, fb = _first(mal, M_LRH), 1
+                    continue
+                lo[L_LRH, i] = off
+                ib_end = off + 4 * _u(buf, b + off, LRH_PKTLEN)
+                lnh = _u(buf, b + off, LRH_LNH)
+                if lnh < 2:
+                    fb = 1  # raw packets: the decoder's
+                    continue
+                if ib_end - off < SZ_LRH + SZ_BTH + ICRC_LEN or ib_end > end:
+                    mal, fb = _first(mal, M_LRH), 1
+                    continue
+                off += SZ_LRH
+                kind = CRC_NATIVE
+                if lnh == 3:
+                    if off + SZ_GRH > ib_end - ICRC_LEN:
+                        mal, fb = _first(mal, M_GRH), 1
+                        continue
+                    lo[L_GRH, i] = off
+                    if buf[b + off + GRH_NXT] != NXTHDR_IBA:
+                        mal, fb = _first(mal, M_GRH), 1
+                        continue
+                    off += SZ_GRH
+                    kind = CRC_NATIVE_GRH
+                icrc = ib_end - ICRC_LEN
+                limit = icrc
+                if ib_end + VCRC_LEN <= end:
+                    vcrc = ib_end
+                    if ib_end + VCRC_LEN < end:
+                        pend = M_FRAME
+                elif ib_end < end:
+                    pend = M_VCRC
+                st = S_BTH
+            elif st == S_BTH:
+                # BTH, the opcode's extended headers, payload and pad.
+                st = S_DONE
+                if off + SZ_BTH > limit:
+                    mal, fb = _first(mal, M_BTH), 1
+                    continue
+                lo[L_BTH, i] = off
+                bth = off
+                opc = buf[b + off + BTH_OPC]
+                if valid[opc] == 0:
+                    mal, fb = _first(mal, M_BTH), 1
+                off += SZ_BTH
+                fits = True
+                for k in range(chain.shape[1]):
+                    lay = chain[opc, k]
+                    if lay < 0:
+                        break
+                    if off + lsize[lay] > limit:
+                        # Codes list the extended headers after "bth", in layer order.
+                        mal, fb, fits = _first(mal, M_BTH + lay - L_BTH), 1, False
+                        break
+                    lo[lay, i] = off
+                    off += lsize[lay]
+                if not fits:
+                    continue
+                pad = _u(buf, b + bth, BTH_PAD)
+                if payload[opc] == 0 and limit - off > 0:
+                    mal, fb = _first(mal, M_BTH), 1
+                if limit - off < pad:
+                    mal, fb = _first(mal, M_BTH), 1
+                pay_off = off
+                pay_len = max(limit - pad, off) - off
+                if (opc == UD_SEND_ONLY or opc == UD_SEND_ONLY_IMM) and pay_len > 0:
+                    fb = 1  # a payload decoder (MAD, IPoIB) may claim it: the decoder's
+                    d = lo[L_DETH, i]
+                    if d >= 0 and pay_len >= SZ_MAD:
+                        qp = _be24(buf, b + bth + BTH_QP)
+                        sq = _be24(buf, b + d + DETH_SRCQP)
+                        if qp == MAD_QP0 or qp == MAD_QP1 or sq == MAD_QP0 or sq == MAD_QP1:
+                            lo[L_MAD, i] = off
+            elif st == S_ERF:
+                # Anything but a plain record whose rlen and wlen agree with the bytes
+                # present goes to the decoder. Inside pcap a padded rlen beyond the bytes
+                # present is fine; fewer bytes than header + wlen is not (unless the
+                # record says it was truncated).
+                st = S_DONE
+                if end < SZ_ERF:
+                    mal, fb = _first(mal, M_ERF), 1
+                    continue
+                lo[L_ERF, i] = 0
+                if _u(buf, b, ERF_EXT):
+                    fb = 1  # extension headers
+                    continue
+                et = _u(buf, b, ERF_TYPE)
+                rlen = _be16(buf, b + ERF_RLEN)
+                want = _be16(buf, b + ERF_WLEN) + (ERF_PAD_FIELD if _in(et, ERF_ETH_TYPES)
+                                                   else 0)
+                if rlen < SZ_ERF or rlen < end or (end < SZ_ERF + want
+                                                   and _u(buf, b, ERF_TRUNC) == 0):
+                    mal, fb = _first(mal, M_ERF), 1
+                if rlen != end or end < SZ_ERF + want:
+                    fb = 1
+                end = SZ_ERF + min(want, end - SZ_ERF)
+                off = SZ_ERF
+                if et == ERF_TYPE_IB:
+                    st = S_IB
+                elif et == ERF_TYPE_IB_LINK:
+                    st = S_LINK
+                elif et == ERF_TYPE_ETH:
+                    if end - off < ERF_PAD_FIELD:
+                        mal, fb = _first(mal, M_ERF), 1
+                        continue
+                    off += ERF_PAD_FIELD
+                    st = S_ETH
+                else:
+                    mal, fb = _first(mal, M_ERF), 1
+            elif st == S_LINK:
+                st = S_DONE
+                ib = off
+                if off + SZ_LINK > end:
+                    mal, fb = _first(mal, M_LINK), 1
+                    continue
+                lo[L_LINK, i] = off
+                lp = off
+                if _u(buf, b + off, LINK_OP) > 1:
+                    mal, fb = _first(mal, M_IBLINK), 1
+        if pend:
+            mal, fb = _first(mal, pend), 1
+        info[PAY_OFF, i] = pay_off
+        info[PAY_LEN, i] = pay_len
+        info[IB_OFF, i] = ib
+        info[CRC_KIND, i] = kind
+        info[ICRC_AT, i] = icrc
+        info[VCRC_AT, i] = vcrc
+        info[LP_AT, i] = lp
+        info[MAL, i] = mal
+        info[FB, i] = fb

@@ -34,6 +34,7 @@ from ibwire.capture.pcap import (
 )
 from ibwire.capture.pcapng import _BOMS, IDB, PCAPNG_MAGIC, SHB, PcapngReader
 from ibwire.engines import scan_kernels as K
+from ibwire.engines.pool import Pool
 
 DEFAULT_CHUNK = 1 << 18        # records per batch
 GZIP_PIECE = 1 << 24           # decompressed bytes read per step
@@ -60,20 +61,27 @@ class Batch:
 
 
 class _Arrays:
-    def __init__(self, n: int) -> None:
-        self.doff = np.empty(n, np.int64)
-        self.cap = np.empty(n, np.int32)
-        self.wire = np.empty(n, np.int64)
-        self.ts = np.empty(n, np.int64)
-        self.lt = np.empty(n, np.int32)
-        self.ifc = np.empty(n, np.int32)
-        self.roff = np.empty(n, np.int64)
+    """The record arrays the kernels fill: recycled from the pool for every batch (a
+    Batch holds views of them, so arrays a caller keeps are never overwritten)."""
+
+    DTYPES = (np.int64, np.int32, np.int64, np.int64, np.int32, np.int32, np.int64)
+
+    def __init__(self, n: int, pool: Pool | None = None) -> None:
+        self.pool = pool or Pool()
+        self.n = n
+        self.fresh()
+
+    def fresh(self) -> None:
+        self.arrays = tuple(self.pool.take(f"scan{k}", (self.n,), t)
+                            for k, t in enumerate(self.DTYPES))
 
     def all(self) -> tuple[np.ndarray, ...]:
-        return self.doff, self.cap, self.wire, self.ts, self.lt, self.ifc, self.roff
+        return self.arrays
 
     def batch(self, buf: np.ndarray, first: int, n: int, base: int = 0) -> Batch:
-        return Batch(buf, first, *(a[:n].copy() for a in self.all()), base=base)
+        out = Batch(buf, first, *(a[:n] for a in self.arrays), base=base)
+        self.fresh()
+        return out
 
 
 class _Handoff(Exception):
@@ -182,28 +190,30 @@ def _sniff(path: str) -> tuple[bool, bytes]:
         return False, head + f.read(FILE_HEADER_LEN - 2)
 
 
-def batches(path: str | os.PathLike[str], chunk: int = DEFAULT_CHUNK) -> Iterator[Batch]:
-    """The records of a capture file, `chunk` at a time."""
+def batches(path: str | os.PathLike[str], chunk: int = DEFAULT_CHUNK,
+            pool: Pool | None = None) -> Iterator[Batch]:
+    """The records of a capture file, `chunk` at a time (arrays recycled via `pool`)."""
     path = os.fspath(path)
     compressed, head = _sniff(path)
     if not head:
         raise CaptureError("empty file", source=path, at_record=False)
     fmt = _Format(head, path)
     try:
-        pieces = _gzip_pieces(path, fmt, chunk) if compressed else _mmap_pieces(path, fmt, chunk)
+        arrays = _Arrays(chunk, pool)
+        pieces = _gzip_pieces(path, fmt, arrays) if compressed else \
+            _mmap_pieces(path, fmt, arrays)
         yield from pieces
     except _Handoff as h:
         yield from _reader_batches(path, h.index, chunk)
 
 
-def _mmap_pieces(path: str, fmt: _Format, chunk: int) -> Iterator[Batch]:
+def _mmap_pieces(path: str, fmt: _Format, a: _Arrays) -> Iterator[Batch]:
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size <= fmt.start:
             return
         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     buf = np.frombuffer(mm, dtype=np.uint8)
-    a = _Arrays(chunk)
     pos, first, released = fmt.start, 0, 0
     while True:
         n, pos, status = fmt.run(buf, pos, 0, a, 0)
@@ -221,8 +231,7 @@ def _mmap_pieces(path: str, fmt: _Format, chunk: int) -> Iterator[Batch]:
         return
 
 
-def _gzip_pieces(path: str, fmt: _Format, chunk: int) -> Iterator[Batch]:
-    a = _Arrays(chunk)
+def _gzip_pieces(path: str, fmt: _Format, a: _Arrays) -> Iterator[Batch]:
     tail = b""
     base, pos, first = 0, fmt.start, 0
     with gzip.open(path, "rb") as g:
@@ -253,20 +262,22 @@ def _gzip_pieces(path: str, fmt: _Format, chunk: int) -> Iterator[Batch]:
 
 def _reader_batches(path: str, skip: int, chunk: int) -> Iterator[Batch]:
     """The streaming reader's frames from record `skip` on, packed into batches."""
-    with open_capture(path) as frames:
-        parts: list[bytes] = []
-        rows: list[tuple[int, int, int, int, int, int]] = []
-        first = skip
-        for fr in frames:
-            if fr.index < skip:
-                continue
-            rows.append((len(fr.data), fr.wire_len, fr.ts_ns, fr.linktype, fr.interface,
-                         fr.offset))
-            parts.append(fr.data)
-            if len(rows) == chunk:
-                yield _pack(parts, rows, first)
-                first += len(rows)
-                parts, rows = [], []
+    parts: list[bytes] = []
+    rows: list[tuple[int, int, int, int, int, int]] = []
+    first = skip
+    try:
+        with open_capture(path) as frames:
+            for fr in frames:
+                if fr.index < skip:
+                    continue
+                rows.append((len(fr.data), fr.wire_len, fr.ts_ns, fr.linktype, fr.interface,
+                             fr.offset))
+                parts.append(fr.data)
+                if len(rows) == chunk:
+                    yield _pack(parts, rows, first)
+                    first += len(rows)
+                    parts, rows = [], []
+    finally:  # the frames before an error are delivered, then the error
         if rows:
             yield _pack(parts, rows, first)
 
