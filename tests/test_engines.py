@@ -188,20 +188,23 @@ def test_kernels_equal_their_python_twins(tmp_path):
         assert all(np.array_equal(x, y) for x, y in zip(*crcs))
 
 
-def test_scan_kernels_equal_their_twins(tmp_path):
-    seed = next(s for s in capture_seeds() if s.encap == "pcap-be-us")
-    buf = np.frombuffer(seed.data, np.uint8)
-    outs = [[np.empty(64, t) for t in (np.int64, np.int32, np.int64, np.int64, np.int32,
-                                       np.int32, np.int64)] for _ in range(2)]
-    r = [fn(buf, 24, len(buf), 0, True, False, 1, 1 << 18, *o, 0)
-         for fn, o in zip((K.scan_pcap, K.scan_pcap.py_func), outs)]
-    assert r[0] == r[1] and r[0][0] == 12
-    assert all(np.array_equal(x[:12], y[:12]) for x, y in zip(*outs))
-    seed = next(s for s in capture_seeds() if s.encap == "erf")
-    buf = np.frombuffer(seed.data, np.uint8)
-    r = [fn(buf, 0, len(buf), 0, -1, *o, 0) for fn, o in zip((K.scan_erf, K.scan_erf.py_func),
-                                                              outs)]
-    assert r[0] == r[1] and r[0][0] == 12
+def test_scan_kernels_equal_their_twins(tmp_path, monkeypatch):
+    """Every record kernel (pcap, pcapng, ERF) against its twin, on every file kind."""
+    paths = []
+    for k, seed in enumerate(capture_seeds()[::5]):
+        paths.append(tmp_path / f"s{k}")
+        paths[-1].write_bytes(seed.data)
+    paths.append(tmp_path / "mixed.pcapng")
+    paths[-1].write_bytes(_mixed_file())
+
+    def records(path):
+        return [tuple(np.asarray(a).tolist() for a in (b.doff, b.cap, b.wire, b.ts, b.lt,
+                                                        b.ifc, b.roff)) for b in batches(path, 3)]
+    kernels = [records(p) for p in paths]
+    for name in ("scan_pcap", "scan_pcapng", "scan_erf"):
+        monkeypatch.setattr(K, name, getattr(K, name).py_func)
+    assert [records(p) for p in paths] == kernels
+    assert sum(len(r[0]) for rs in kernels for r in rs) > 100
 
 
 # -- the public API ---------------------------------------------------------------

@@ -46,6 +46,8 @@ def child(mode: str, path: str, count: int) -> dict:
     """Run one measurement in this (child) process; return its numbers."""
     sys.path.insert(0, str(REPO))
     t0 = time.perf_counter()
+    if mode in ("gen", "genbig"):  # here, so that the parent stays small (RSS)
+        return {k: str(v) for k, v in captures(Path(path), count, mode == "genbig").items()}
     if mode == "scapy":
         from scapy.utils import PcapReader
 
@@ -69,7 +71,7 @@ def child(mode: str, path: str, count: int) -> dict:
         return {"n": n, "bytes": nbytes}
     if mode == "compile":  # import, then every kernel on both kinds of file
         from ibwire.engines.columns import iter_chunks
-        for p in (os.environ["IBWIRE_BENCH_WARM"], path):
+        for p in os.environ["IBWIRE_BENCH_WARM"].split(os.pathsep):
             for _ in iter_chunks(p):
                 pass
         return {"startup_s": time.perf_counter() - t0}
@@ -111,7 +113,8 @@ def child(mode: str, path: str, count: int) -> dict:
             nbytes += int(ch.batch.cap.sum())
         return n, nbytes, time.process_time() - c0
 
-    loop(os.environ["IBWIRE_BENCH_WARM"])
+    for warm in os.environ["IBWIRE_BENCH_WARM"].split(os.pathsep):
+        loop(warm)  # loads (or compiles) every kernel the measured loop uses
     t1 = time.perf_counter()
     c1 = time.process_time()
     n, nbytes, spent = loop(path)
@@ -140,19 +143,23 @@ def me(mode: str, path: Path, count: int = 0) -> list[str]:
 
 
 # -- captures -------------------------------------------------------------------------
-def captures(cache: Path, n: int) -> dict[str, Path]:
+def captures(cache: Path, n: int, big: bool = False) -> dict[str, Path]:
+    """RoCEv2 pcap and native-IB ERF of n packets (`big`: 2-4 KB data packets, for CRC
+    throughput; otherwise the bulk writer's default mix of small packets)."""
     sys.path.insert(0, str(REPO))
     from ibwire.engines.scan import batches
     from ibwire.gen.bulk import BulkConfig, bulk_write
 
     cache.mkdir(parents=True, exist_ok=True)
-    out = {"roce2": cache / f"roce2_{n}.pcap", "ib": cache / f"ib_{n}.erf"}
+    tag = f"{n}_big" if big else f"{n}"
+    shape = {"pmtu": 4096, "last_len": 2048, "msg_pkts": 2} if big else {}
+    out = {"roce2": cache / f"roce2_{tag}.pcap", "ib": cache / f"ib_{tag}.erf"}
     if not out["roce2"].exists():
-        bulk_write(str(out["roce2"]) + ".tmp", BulkConfig(encap="roce2", packets=n))
+        bulk_write(str(out["roce2"]) + ".tmp", BulkConfig(encap="roce2", packets=n, **shape))
         os.replace(str(out["roce2"]) + ".tmp", out["roce2"])
     if not out["ib"].exists():
-        tmp = cache / f"ib_{n}.pcap.tmp"
-        bulk_write(str(tmp), BulkConfig(encap="ib", packets=n))
+        tmp = cache / f"ib_{tag}.pcap.tmp"
+        bulk_write(str(tmp), BulkConfig(encap="ib", packets=n, **shape))
         import numpy as np
         with open(str(out["ib"]) + ".tmp", "wb") as f:  # the ERF records, end to end
             for b in batches(tmp):
@@ -163,6 +170,15 @@ def captures(cache: Path, n: int) -> dict[str, Path]:
         tmp.unlink()
         os.replace(str(out["ib"]) + ".tmp", out["ib"])
     return out
+
+
+def files_of(cache: Path, n: int, big: bool) -> dict[str, Path]:
+    """The captures, generated (once) in a child process: the parent's size would
+    otherwise count in every later child's peak RSS (Linux keeps it across exec)."""
+    r = run_child(me("genbig" if big else "gen", cache, n))
+    if r["exit"]:
+        raise SystemExit(f"generating {n}-packet captures in {cache} failed")
+    return {k: Path(r[k]) for k in ("roce2", "ib")}
 
 
 def _size(text: str) -> int:
@@ -193,6 +209,9 @@ def main() -> int:
                     help="tshark prefix P (runs on P and 2P packets; default 100000)")
     ap.add_argument("--scapy-packets", type=int, default=10_000,
                     help="Scapy and ibwire.read prefix (default 10000)")
+    ap.add_argument("--crc-packets", type=int, default=200_000,
+                    help="packets of the large-packet captures for CRC throughput "
+                    "(default 200000; 0 = skip)")
     ap.add_argument("--json", type=Path, help="also write the results to this file")
     ap.add_argument("--child", nargs=2, metavar=("MODE", "FILE"), help=argparse.SUPPRESS)
     ap.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
@@ -204,8 +223,8 @@ def main() -> int:
 
     numba_cache = args.cache / "numba"
     env = {"NUMBA_CACHE_DIR": str(numba_cache)}
-    warm = captures(args.cache / "warm", WARM)
-    env_w = {**env, "IBWIRE_BENCH_WARM": str(warm["roce2"])}
+    warm = files_of(args.cache / "warm", WARM, False)
+    env_w = {**env, "IBWIRE_BENCH_WARM": os.pathsep.join(map(str, warm.values()))}
     results: dict = {"machine": {"cpus": os.cpu_count(), "load": os.getloadavg()},
                      "runs": []}
     with tempfile.TemporaryDirectory() as fresh:   # first run: compile everything
@@ -215,8 +234,11 @@ def main() -> int:
     results["compile"] = {"first_run_s": first.get("startup_s"),
                           "cached_run_s": second.get("startup_s")}
     have_tshark = shutil.which("tshark") is not None
-    for size in [_size(s) for s in args.sizes.split(",")]:
-        files = captures(args.cache, size)
+    plan = [(_size(s), False) for s in args.sizes.split(",")]
+    if args.crc_packets:
+        plan.append((args.crc_packets, True))
+    for size, big in plan:
+        files = files_of(args.cache, size, big)
         for encap, path in files.items():
             row: dict = {"file": path.name, "encap": encap, "packets": size,
                          "bytes": path.stat().st_size, "ibwire": {}, "peers": {}}

@@ -35,12 +35,12 @@ def add_parser(sub: Any) -> None:
                    help="list at most N bad frame numbers per CRC (default 100; 0 = all)")
     p.add_argument("--json", action="store_true",
                    help="print the counts and bad frame numbers as one JSON object")
-    p.add_argument("--chunk", metavar="FRAMES", type=int, default=1 << 18,
-                   help="frames per chunk (memory bound; default 262144)")
+    p.add_argument("--chunk", metavar="FRAMES", type=int, default=1 << 16,
+                   help="frames per chunk (memory bound; default 65536)")
 
 
 def verify(path: str, roce_ports: list[int] | None = None,
-           chunk: int = 1 << 18) -> dict[str, Any]:
+           chunk: int = 1 << 16) -> dict[str, Any]:
     """Counts per status and bad frame numbers for each CRC (see module doc)."""
     from ibwire.decode import Options
     from ibwire.engines.columns import iter_chunks

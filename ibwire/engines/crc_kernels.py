@@ -52,6 +52,7 @@ LP_COVER, LP_AT_FIELD = LINK.offsets()["lpcrc"][0], LINK.offsets()["lpcrc"][0]
 ONES32 = 0xFFFFFFFF
 ONES16 = 0xFFFF
 ICRC, VCRC, LPCRC = 1, 2, 4  # `which` bits of check_crcs
+ZLIB_MIN = 128  # shorter spans: the tables (a call into zlib costs more)
 
 _LIBZ = ctypes.util.find_library("z")
 HAVE_ZLIB = bool(_LIBZ)
@@ -158,13 +159,16 @@ def icrc_of(buf, b, lo, info, i, tmpl, tlen, t32, use_zlib):
         c = crc32_masked(buf, b + s, b + hdr_end, STANDIN_CRC, t32, tmpl, kind, 0)
     elif kind == CRC_ROCE2_V4:
         ip, udp = lo[L_IP, i], lo[L_UDP, i]
-        c = crc32_masked(buf, b + ip, b + ip + SZ_IP, STANDIN_CRC, t32, tmpl, kind, 0)
-        c = crc32_run(buf, b + ip + SZ_IP, b + udp, c, t32)  # IPv4 options: invariant
-        c = crc32_masked(buf, b + udp, b + hdr_end, c, t32, tmpl, kind, SZ_IP)
+        if udp == ip + SZ_IP:  # no options: the template covers IP, UDP and BTH at once
+            c = crc32_masked(buf, b + ip, b + hdr_end, STANDIN_CRC, t32, tmpl, kind, 0)
+        else:
+            c = crc32_masked(buf, b + ip, b + ip + SZ_IP, STANDIN_CRC, t32, tmpl, kind, 0)
+            c = crc32_run(buf, b + ip + SZ_IP, b + udp, c, t32)  # options: invariant
+            c = crc32_masked(buf, b + udp, b + hdr_end, c, t32, tmpl, kind, SZ_IP)
     else:
         s = lo[L_IPV6, i]
         c = crc32_masked(buf, b + s, b + hdr_end, STANDIN_CRC, t32, tmpl, kind, 0)
-    if use_zlib and at > hdr_end:
+    if use_zlib and at - hdr_end >= ZLIB_MIN:
         addr = buf.ctypes.data + b + hdr_end
         return np.int64(zlib_crc32(c ^ ONES32, addr, at - hdr_end)) & ONES32
     c = crc32_run(buf, b + hdr_end, b + at, c, t32)

@@ -36,8 +36,9 @@ from ibwire.capture.pcapng import _BOMS, IDB, PCAPNG_MAGIC, SHB, PcapngReader
 from ibwire.engines import scan_kernels as K
 from ibwire.engines.pool import Pool
 
-DEFAULT_CHUNK = 1 << 18        # records per batch
+DEFAULT_CHUNK = 1 << 16        # records per batch (a batch of headers stays in cache)
 GZIP_PIECE = 1 << 24           # decompressed bytes read per step
+WINDOW = 1 << 26               # mapped bytes scanned per batch at most
 _SNIFF = 16
 
 
@@ -100,7 +101,7 @@ class _Format:
             self.kind = "pcap"
             order, self.nsec = PCAP_MAGICS[head[:4]]
             self.big = order == ">"
-            hdr = PcapReader(io.BytesIO(head[:FILE_HEADER_LEN]))
+            hdr = PcapReader(io.BytesIO(head[:FILE_HEADER_LEN]), path)
             self.linktype = hdr.linktype
             self.max_len = min(max(hdr.snaplen, DEFAULT_SNAPLEN), MAX_RECORD_LEN)
             self.start = FILE_HEADER_LEN
@@ -130,29 +131,31 @@ class _Format:
         # Exact int64 arithmetic needs ticks % units * 1e9 to fit.
         self.exact = all(f.units_per_second < (1 << 33) for f in sec)
 
-    def run(self, buf: np.ndarray, pos: int, base: int, a: _Arrays, n: int
-            ) -> tuple[int, int, int]:
+    def run(self, buf: np.ndarray, pos: int, base: int, a: _Arrays, n: int,
+            end: int | None = None) -> tuple[int, int, int]:
+        """Records of buf[pos:end] (default: to the end of buf)."""
+        end = len(buf) if end is None else end
         if self.kind == "pcap":
-            return K.scan_pcap(buf, pos, len(buf), base, self.big, self.nsec, self.linktype,
+            return K.scan_pcap(buf, pos, end, base, self.big, self.nsec, self.linktype,
                                self.max_len, *a.all(), n)
         if self.kind == "erf":
-            n, pos, status, self.prev = K.scan_erf(buf, pos, len(buf), base, self.prev,
+            n, pos, status, self.prev = K.scan_erf(buf, pos, end, base, self.prev,
                                                    *a.all(), n)
             return n, pos, status
         while True:
-            n, pos, status = K.scan_pcapng(buf, pos, len(buf), base, self.big, self.if_lt,
+            n, pos, status = K.scan_pcapng(buf, pos, end, base, self.big, self.if_lt,
                                            self.if_units, self.if_mul, self.if_off,
                                            self.if_snap, *a.all(), n)
             if status != K.BLOCK:
                 return n, pos, status
-            got = self._block(buf, pos)
+            got = self._block(buf, pos, end)
             if got < 0:
                 return n, pos, K.NEED if got == -1 else K.DAMAGE
             pos = got
 
-    def _block(self, buf: np.ndarray, pos: int) -> int:
+    def _block(self, buf: np.ndarray, pos: int, end: int) -> int:
         """Parse an SHB or IDB at pos; -1 = incomplete, -2 = hand over."""
-        if pos + 12 > len(buf):
+        if pos + 12 > end:
             return -1
         big = self.big
         if bytes(buf[pos:pos + 4]) == PCAPNG_MAGIC:
@@ -163,7 +166,7 @@ class _Format:
         btype, total = K.rd32(buf, pos, big), K.rd32(buf, pos + 4, big)
         if total < (K.SHB_MIN if btype == SHB else 12) or total % 4 or total > (1 << 26):
             return -2
-        if pos + total > len(buf):
+        if pos + total > end:
             return -1
         if K.rd32(buf, pos + total - 4, big) != total:
             return -2
@@ -215,16 +218,20 @@ def _mmap_pieces(path: str, fmt: _Format, a: _Arrays) -> Iterator[Batch]:
         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     buf = np.frombuffer(mm, dtype=np.uint8)
     pos, first, released = fmt.start, 0, 0
+    window = WINDOW
     while True:
-        n, pos, status = fmt.run(buf, pos, 0, a, 0)
+        end = min(size, pos + window)
+        n, pos, status = fmt.run(buf, pos, 0, a, 0, end)
         if n:
             yield a.batch(buf, first, n)
             first += n
-        if status == K.FULL:
-            page = (pos // mmap.PAGESIZE) * mmap.PAGESIZE
-            if page > released and hasattr(mm, "madvise"):
-                mm.madvise(mmap.MADV_DONTNEED, released, page - released)
-                released = page
+        page = (pos // mmap.PAGESIZE) * mmap.PAGESIZE
+        if page > released and hasattr(mm, "madvise"):
+            mm.madvise(mmap.MADV_DONTNEED, released, page - released)  # bound the RSS
+            released = page
+        if status == K.FULL or (status == K.NEED and end < size):
+            # A record larger than the window: widen it until the record fits.
+            window = WINDOW if n else window * 2
             continue
         if status == K.DAMAGE or pos < size:
             raise _Handoff(first)
