@@ -35,6 +35,28 @@ def _digits(v, base, tmp):
 
 
 @njit(cache=True)
+def _fill(out, pos, byte, count):
+    for _ in range(count):
+        out[pos] = byte
+        pos += 1
+    return pos
+
+
+@njit(cache=True)
+def _number(out, pos, tmp, nd, neg, left, zeros, right):
+    """Spaces, sign, zeros, the nd digits in tmp (least significant first), spaces."""
+    pos = _fill(out, pos, 32, left)
+    if neg:
+        out[pos] = 45
+        pos += 1
+    pos = _fill(out, pos, 48, zeros)
+    for j in range(nd):
+        out[pos] = tmp[nd - 1 - j]
+        pos += 1
+    return _fill(out, pos, 32, right)
+
+
+@njit(cache=True)
 def write_rows(ops, ints, valid, group, gpool, gslots, lit, out, rowoff):
     """Run the op program for each row; returns the bytes written (see module doc)."""
     tmp = np.zeros(24, np.uint8)
@@ -75,23 +97,8 @@ def write_rows(ops, ints, valid, group, gpool, gslots, lit, out, rowoff):
                     zeros = b - nd if b > nd else 0
                 elif b > nd + neg:
                     pad = b - nd - neg
-                if c == ALIGN_RIGHT:
-                    for _j in range(pad):
-                        out[pos] = 32
-                        pos += 1
-                if neg:
-                    out[pos] = 45
-                    pos += 1
-                for _j in range(zeros):
-                    out[pos] = 48
-                    pos += 1
-                for j in range(nd):
-                    out[pos] = tmp[nd - 1 - j]
-                    pos += 1
-                if c == ALIGN_LEFT:
-                    for _j in range(pad):
-                        out[pos] = 32
-                        pos += 1
+                pos = _number(out, pos, tmp, nd, neg, pad if c == ALIGN_RIGHT else 0, zeros,
+                              pad if c == ALIGN_LEFT else 0)
             elif op == OP_TIME:
                 v = ints[a, i]
                 neg = v < 0
@@ -102,16 +109,8 @@ def write_rows(ops, ints, valid, group, gpool, gslots, lit, out, rowoff):
                 for j in range(9):
                     frac[8 - j] = 48 + ns % 10
                     ns //= 10
-                width = nd + 10 + (1 if neg else 0)
-                for _j in range(b - width):
-                    out[pos] = 32
-                    pos += 1
-                if neg:
-                    out[pos] = 45
-                    pos += 1
-                for j in range(nd):
-                    out[pos] = tmp[nd - 1 - j]
-                    pos += 1
+                width = nd + 10 + neg
+                pos = _number(out, pos, tmp, nd, neg, b - width if b > width else 0, 0, 0)
                 out[pos] = 46
                 pos += 1
                 for j in range(9):
