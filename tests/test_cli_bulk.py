@@ -36,6 +36,8 @@ COMMANDS = {
                     "-e", "frame.len", "-e", "frame.cap_len", "-e", "infiniband.lrh.dlid",
                     "-e", "infiniband.aeth.syndrome.credit_count", "-e", "udp.srcport",
                     "-e", "infiniband.variant.crc", "-e", "infiniband.grh.flowlabel"],
+    "fields-stack": ["dump", "-T", "fields", "-e", "frame.number", "-e", "frame.protocols",
+                     "-e", "frame.time_epoch", "-e", "frame.len"],
     "phs": ["dump", "-q", "-z", "io,phs"],
     "summary-phs": ["dump", "-z", "io,phs"],
     "stats-phs": ["stats", "-z", "io,phs"],

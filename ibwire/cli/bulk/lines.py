@@ -213,7 +213,12 @@ class FieldLines(Lines):
             if has_slot and not rows.slow[i]:
                 slot = [":".join(rows.info(int(i)).stack).encode()]
             texts.append(slot if has_slot else [])
-        gid = np.where(rows.slow, -1, gid)
+        slow = rows.slow
+        if has_slot:
+            # Stacks of frames without InfiniBand depend on bytes no column holds
+            # (TCP data, IPv6 extension headers): those rows go per packet.
+            slow = slow | (rows.int("ibwire.ib.offset") < 0)
+        gid = np.where(slow, -1, gid)
 
         def render(g: np.ndarray, t: list[list[bytes]]) -> tuple[np.ndarray, np.ndarray]:
             return prog.run(ints, ok_m, g, t)
