@@ -36,6 +36,8 @@ COMMANDS = {
                     "-e", "frame.len", "-e", "frame.cap_len", "-e", "infiniband.lrh.dlid",
                     "-e", "infiniband.aeth.syndrome.credit_count", "-e", "udp.srcport",
                     "-e", "infiniband.variant.crc", "-e", "infiniband.grh.flowlabel"],
+    "fields-addresses": ["dump", "-T", "fields", "-e", "ip.src", "-e", "ip.dst", "-e",
+                         "eth.src", "-e", "eth.dst", "-e", "infiniband.lrh.slid"],
     "fields-stack": ["dump", "-T", "fields", "-e", "frame.number", "-e", "frame.protocols",
                      "-e", "frame.time_epoch", "-e", "frame.len"],
     "phs": ["dump", "-q", "-z", "io,phs"],
@@ -124,7 +126,7 @@ def test_clean_roce_summary_lines_come_from_the_bulk_writer(generated, monkeypat
 
 def test_per_packet_switch_and_ineligible_requests_skip_the_bulk_path(monkeypatch):
     path = str(PCAPS / "rc_clean_roce2.pcap")
-    for cmd in (["dump", "-V", "-c", "2"], ["dump", "-T", "fields", "-e", "ip.src"],
+    for cmd in (["dump", "-V", "-c", "2"], ["dump", "-T", "fields", "-e", "ipv6.src"],
                 ["dump", "-z", "conv,qp,infiniband.bth.psn > 5"],
                 ["dump", "-Y", "ip.src == 10.0.0.1"], ["dump", "-Y", "frame.len > 100"],
                 ["dump", "-z", "io,stat,1,infiniband"]):
@@ -147,6 +149,10 @@ def test_line_writer_kernel_equals_its_python_twin_and_python_formatting(vals, w
         prog.hex(j, width)
         prog.lit("/")
         prog.time(j, width)
+        prog.lit("/")
+        prog.address(j, True)
+        prog.lit("/")
+        prog.address(j, False)
         prog.end_guard(g)
     prog.lit("\n")
     ints = np.array([[v for v, _ in vals]] * n, np.int64).T.copy()
@@ -168,7 +174,9 @@ def test_line_writer_kernel_equals_its_python_twin_and_python_formatting(vals, w
             d = f"{v:>{width}}" if align == ALIGN_RIGHT else f"{v:<{width}}" if align else str(v)
             sign, mag = ("-", -v) if v < 0 else ("", v)
             t = f"{sign}{mag // 10**9}.{mag % 10**9:09d}"
-            twin.write(f"|{d}/0x{sign}{mag:0{width}x}/{t:>{width}}".encode())
+            v4 = ".".join(str((v >> (8 * k)) & 255) for k in (3, 2, 1, 0))
+            mac = ":".join(f"{(v >> (8 * k)) & 255:02x}" for k in (5, 4, 3, 2, 1, 0))
+            twin.write(f"|{d}/0x{sign}{mag:0{width}x}/{t:>{width}}/{v4}/{mac}".encode())
         twin.write(b"\n")
     assert raw.tobytes() == twin.getvalue()
     # The Numba kernel and its plain-Python twin write the same bytes.

@@ -34,7 +34,8 @@ _ULEN_A, _ULEN_B, _, _ = _at(UDP, "length")
 _UPORT_A, _UPORT_B, _, _ = _at(UDP, "dstport")
 _LNH_A, _LNH_B, _LNH_SHIFT, _LNH_MASK = _at(LRH, "lnh")
 _PKTLEN_A, _PKTLEN_B, _PKTLEN_SHIFT, _PKTLEN_MASK = _at(LRH, "pktlen")
-_NXTHDR_A = _at(GRH, "nxthdr")[0]
+_NXTHDR_A, _, _NXTHDR_SHIFT, _ = _at(GRH, "nxthdr")
+assert _NXTHDR_SHIFT == 0 and GRH.by_name["nxthdr"].bits == 8  # read as one whole byte
 
 
 def _shift_mask(layout, name: str) -> tuple[int, int]:

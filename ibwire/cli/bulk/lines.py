@@ -22,7 +22,7 @@ from ibwire.cli.frames import FrameInfo
 from ibwire.crc import CrcStatus
 from ibwire.engines.columns import CRC_COLUMNS
 from ibwire.engines.tables import FIELD_ROWS, LAYER_NAMES
-from ibwire.fields import BOOL, HEX, REGISTRY
+from ibwire.fields import BOOL, ETHER, HEX, IPV4, REGISTRY
 from ibwire.format import _HEX_DIGITS
 from ibwire.headers.opcodes import OPCODES
 
@@ -194,6 +194,8 @@ class FieldLines(Lines):
             prog.lit(o.quote)
             if name in FRAME_TIMES:
                 prog.time(j)
+            elif REGISTRY.entries[name].ftype in (IPV4, ETHER):
+                prog.address(j, REGISTRY.entries[name].ftype == IPV4)
             else:
                 entry = REGISTRY.entries.get(name)
                 if entry is not None and entry.base == HEX and entry.ftype in _HEX_DIGITS:
@@ -251,4 +253,4 @@ def _supported(name: str) -> bool:
     entry = REGISTRY.entries.get(name)
     if not rows or entry is None or any(LAYER_NAMES[r.layer] == "vlan" for r in rows):
         return False
-    return entry.ftype in _HEX_DIGITS or entry.ftype == BOOL
+    return entry.ftype in _HEX_DIGITS or entry.ftype in (BOOL, IPV4, ETHER)

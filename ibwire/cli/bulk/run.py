@@ -87,13 +87,13 @@ def _lines_for(printer: Any) -> Any:
 def run(path: str, options: Options, count: int | None, printer: Any, stats: list[Stat],
         out: Output, filt: Any = None) -> Outcome:
     from ibwire.capture import CaptureError
-    from ibwire.cli.bulk.rows import Clock, Rows
+    from ibwire.cli.bulk.rows import BASE, Clock, Rows
     cols = _engine()
     lines = _lines_for(printer)
     from ibwire.cli.bulk.filter import compile_mask, display_mask
     from ibwire.cli.bulk.stats import COLUMNS, feed
     mask = compile_mask(filt) if filt is not None else None
-    names = list(dict.fromkeys([*_base_names(), *(lines.columns if lines else []),
+    names = list(dict.fromkeys([*BASE, *(lines.columns if lines else []),
                                 *(COLUMNS if stats else []),
                                 *(sorted(filt.filter.fields & set(cols.column_names()))
                                   if filt is not None else [])]))
@@ -130,11 +130,6 @@ def _known(chunk: Any) -> bool:
     """Every link type known (the per-packet loop warns about or refuses others)."""
     from ibwire.capture.linktypes import KNOWN_LINKTYPES
     return all(int(lt) in KNOWN_LINKTYPES for lt in set(chunk.batch.lt.tolist()))
-
-
-def _base_names() -> list[str]:
-    from ibwire.cli.bulk.rows import BASE
-    return BASE
 
 
 def _print(rows: Any, lines: Any, out: Output, shown: Any) -> int:

@@ -3,7 +3,8 @@
 A line is a sequence of ops over integer columns: literal text, a per-group
 constant (text the per-packet formatter produced for the group's first frame),
 a decimal or zero-padded hex number, a time in seconds with nine decimals
-(`frames.fmt_ns`), and a guard that skips the next ops where a column is null.
+(`frames.fmt_ns`), an IPv4 or Ethernet address, and a guard that skips the next
+ops where a column is null.
 `write_rows` writes every row whose group is >= 0 into one byte buffer and
 records where each row starts; rows with group -1 stay empty for the caller to
 fill from the per-packet formatter. `write_rows.py_func` is its plain-Python
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-OP_LIT, OP_GROUP, OP_DEC, OP_HEX, OP_TIME, OP_GUARD = range(6)
+OP_LIT, OP_GROUP, OP_DEC, OP_HEX, OP_TIME, OP_GUARD, OP_IPV4, OP_ETHER = range(8)
 ALIGN_NONE, ALIGN_RIGHT, ALIGN_LEFT = 0, 1, 2
 _MAX_NUMBER = 24         # sign and 20 digits, with room
 _MAX_TIME = 32
@@ -99,6 +100,20 @@ def write_rows(ops, ints, valid, group, gpool, gslots, lit, out, rowoff):
                     pad = b - nd - neg
                 pos = _number(out, pos, tmp, nd, neg, pad if c == ALIGN_RIGHT else 0, zeros,
                               pad if c == ALIGN_LEFT else 0)
+            elif op == OP_IPV4 or op == OP_ETHER:
+                v = ints[a, i]
+                count = 4 if op == OP_IPV4 else 6
+                for byte in range(count - 1, -1, -1):
+                    octet = (v >> (8 * byte)) & 255
+                    if op == OP_IPV4:
+                        nd = _digits(octet, 10, tmp)
+                        pos = _number(out, pos, tmp, nd, False, 0, 0, 0)
+                    else:
+                        nd = _digits(octet, 16, tmp)
+                        pos = _number(out, pos, tmp, nd, False, 0, 2 - nd, 0)
+                    if byte:
+                        out[pos] = 46 if op == OP_IPV4 else 58
+                        pos += 1
             elif op == OP_TIME:
                 v = ints[a, i]
                 neg = v < 0
@@ -150,6 +165,11 @@ class Program:
     def hex(self, col: int, digits: int) -> None:
         self.ops.append((OP_HEX, col, digits, 0))
         self.width += max(digits, _MAX_NUMBER)
+
+    def address(self, col: int, ipv4: bool) -> None:
+        """An IPv4 address (dotted quad) or Ethernet address (aa:bb:..) held as an int."""
+        self.ops.append((OP_IPV4 if ipv4 else OP_ETHER, col, 0, 0))
+        self.width += 17
 
     def time(self, col: int, width: int = 0) -> None:
         self.ops.append((OP_TIME, col, width, 0))
