@@ -189,3 +189,22 @@ def test_line_writer_kernel_equals_its_python_twin_and_python_formatting(vals, w
     a = write_rows(ops, ints, valid, group, pool, slots, lit, out_a, ro_a)
     b = write_rows.py_func(ops, ints, valid, group, pool, slots, lit, out_b, ro_b)
     assert a == b == len(raw) and (out_a == out_b).all() and (ro_a == ro_b).all()
+
+
+@pytest.mark.parametrize("argv", [["stats"], ["dump", "-q", "-z", "io,phs"]])
+def test_ctrl_c_in_the_bulk_path_reports_what_was_read(monkeypatch, argv, generated):
+    """Ctrl-C between chunks: the statistics of the chunks read, then status 130."""
+    from ibwire.engines import columns
+
+    real = columns.iter_chunks
+
+    def interrupted(*a, **k):
+        for n, chunk in enumerate(real(*a, **{**k, "chunk": 100})):
+            if n == 2:
+                raise KeyboardInterrupt
+            yield chunk
+    monkeypatch.setattr(columns, "iter_chunks", interrupted)
+    monkeypatch.delenv(bulk.ENV_PER_PACKET, raising=False)
+    rc, out, err = run_cli(*argv, str(generated[0]))
+    assert rc == 130 and err == ""
+    assert "frames:200 " in out
