@@ -9,6 +9,7 @@ from ibwire.capture import CaptureError, open_capture
 from ibwire.decode import Options, decode
 from ibwire.engines.columns import CRC_COLUMNS, FRAME_COLUMNS, iter_chunks
 from ibwire.engines.place import FB, IB_OFF, MAL, PAY_LEN, PAY_OFF
+from ibwire.engines.scan import clamp_ns
 from ibwire.engines.tables import FIELD_ROWS, LAYER_NAMES, malformed_code
 
 
@@ -55,7 +56,7 @@ def compare(path: Path | str, *, fallback_decode: bool = False, chunk: int = 1 <
                 where = f"{Path(path).name} frame {fr.index}"
                 got_frame = (b.first + i, int(b.ts[i]), int(b.wire[i]), int(b.cap[i]),
                              int(b.lt[i]), int(b.ifc[i]), int(b.roff[i]))
-                want_frame = (fr.index, fr.ts_ns, fr.wire_len, len(fr.data), fr.linktype,
+                want_frame = (fr.index, clamp_ns(fr.ts_ns), fr.wire_len, len(fr.data), fr.linktype,
                               fr.interface, fr.offset)
                 if got_frame != want_frame:
                     diffs.append(f"{where}: record {got_frame} != {want_frame}")

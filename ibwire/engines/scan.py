@@ -123,13 +123,16 @@ class _Format:
     def _ifaces(self) -> None:
         sec = self.png._section
         self.if_lt = np.array([f.linktype for f in sec], np.int64)
-        self.if_units = np.array([f.units_per_second for f in sec], np.int64)
-        self.if_mul = np.array([K.NS // f.units_per_second if K.NS % f.units_per_second == 0
-                                else 0 for f in sec], np.int64)
-        self.if_off = np.array([f.tsoffset * K.NS for f in sec], np.int64)
+        # Exact int64 arithmetic needs ticks % units * 1e9 and the offset in ns to fit;
+        # an interface that breaks either is timed by the streaming reader instead.
+        self.exact = all(f.units_per_second < (1 << 33) and abs(f.tsoffset) < (1 << 33)
+                         for f in sec)
+        units = [min(f.units_per_second, 1 << 33) for f in sec]
+        self.if_units = np.array(units, np.int64)
+        self.if_mul = np.array([K.NS // u if K.NS % u == 0 else 0 for u in units], np.int64)
+        self.if_off = np.array([max(min(f.tsoffset, 1 << 33), -(1 << 33)) * K.NS for f in sec],
+                               np.int64)
         self.if_snap = np.array([f.snaplen for f in sec], np.int64)
-        # Exact int64 arithmetic needs ticks % units * 1e9 to fit.
-        self.exact = all(f.units_per_second < (1 << 33) for f in sec)
 
     def run(self, buf: np.ndarray, pos: int, base: int, a: _Arrays, n: int,
             end: int | None = None) -> tuple[int, int, int]:
@@ -277,8 +280,8 @@ def _reader_batches(path: str, skip: int, chunk: int) -> Iterator[Batch]:
             for fr in frames:
                 if fr.index < skip:
                     continue
-                rows.append((len(fr.data), fr.wire_len, fr.ts_ns, fr.linktype, fr.interface,
-                             fr.offset))
+                rows.append((len(fr.data), fr.wire_len, clamp_ns(fr.ts_ns), fr.linktype,
+                             fr.interface, fr.offset))
                 parts.append(fr.data)
                 if len(rows) == chunk:
                     yield _pack(parts, rows, first)
@@ -287,6 +290,11 @@ def _reader_batches(path: str, skip: int, chunk: int) -> Iterator[Batch]:
     finally:  # the frames before an error are delivered, then the error
         if rows:
             yield _pack(parts, rows, first)
+
+
+def clamp_ns(ts_ns: int) -> int:
+    """A frame time as the int64 column holds it: saturated past 1677 and 2262."""
+    return max(min(ts_ns, K.TS_MAX), K.TS_OUT + 1)
 
 
 def _pack(parts: list[bytes], rows: list[tuple[int, ...]], first: int) -> Batch:

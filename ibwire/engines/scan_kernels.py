@@ -134,10 +134,22 @@ def scan_erf(buf, pos, end, base, prev_sec, doff, cap, wire, ts, lt, ifc, roff, 
         pos += rlen
 
 
+TS_MAX = (1 << 63) - 1
+TS_OUT = -(1 << 63)  # a time the int64 column cannot hold: the streaming reader takes over
+
+
 @njit(cache=True)
 def _ticks_ns(ticks, units, mul, off_ns):
+    # ticks < 0: the 64-bit count wrapped int64; either way the time is past year 2262.
+    room = TS_MAX - max(off_ns, 0)
+    if ticks < 0:
+        return TS_OUT
     if mul > 0:
+        if ticks > room // mul:
+            return TS_OUT
         return ticks * mul + off_ns
+    if ticks // units >= room // NS:
+        return TS_OUT
     return (ticks // units) * NS + (ticks % units) * NS // units + off_ns
 
 
@@ -179,7 +191,10 @@ def scan_pcapng(buf, pos, end, base, big, if_lt, if_units, if_mul, if_off, if_sn
             doff[n] = body + EPB_FIXED
             cap[n] = c
             wire[n] = rd32(buf, body + 16, big)
-            ts[n] = _ticks_ns(ticks, if_units[local], if_mul[local], if_off[local])
+            t = _ticks_ns(ticks, if_units[local], if_mul[local], if_off[local])
+            if t == TS_OUT:
+                return n, pos, DAMAGE
+            ts[n] = t
             lt[n] = if_lt[local]
             ifc[n] = local
             roff[n] = base + pos
