@@ -79,12 +79,50 @@ def _mentions(text: str, name: str) -> bool:
     return any(".".join(parts[:k]) in text for k in range(len(parts), 1, -1))
 
 
+def expert_only(path: str, texts: Iterable[str], expert: bool
+                ) -> tuple[Callable[[int, Any], None] | None, Callable[[int], list] | None]:
+    """(`add`, `items`) when the command line wants analysis findings only as expert
+    items (no analysis field in a filter or a column): `add(row, packet)` attaches a
+    row's values to a packet read one by one, `items(row)` gives the row's expert items
+    to a statistic built in bulk. (None, None) otherwise."""
+    if not expert or wanted(texts) or path == "-":
+        return None, None
+    runs = [p.run(path) for p in load().values()]
+    if not runs:
+        return None, None
+
+    def items(row: int) -> list:
+        out: list = []
+        for values in runs:
+            v = values(row).get(EXPERT)
+            if v:
+                out.extend(v if isinstance(v, list) else [v])
+        return out
+    return _adder(runs), items
+
+
+def add_expert_items(experts: list, items: Callable[[int], list] | None, frames: int
+                     ) -> None:
+    """Give the `-z expert` statistics the findings of the first `frames` rows (those a
+    bulk pass handled; the rest are attached per packet)."""
+    if items is None or not experts:
+        return
+    for row in range(frames):
+        found = items(row)
+        for st in experts if found else ():
+            st.add_items(row + 1, found)
+
+
 def attach(path: str, providers: list[FieldProvider]) -> Callable[[int, Any], None] | None:
     """Run the providers over the capture; returns `add(row, packet)` that adds a row's
     values to the packet, or None when there is nothing to add."""
     runs = [p.run(path) for p in providers]
     if not runs:
         return None
+    return _adder(runs)
+
+
+def _adder(runs: list) -> Callable[[int, Any], None]:
 
     def add(row: int, pkt: Any) -> None:
         for values in runs:

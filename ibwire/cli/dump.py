@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from ibwire.analysis.providers import provider_fields
+from ibwire.analysis.providers import add_expert_items, expert_only, provider_fields
 from ibwire.capture import CaptureError, PcapngWriter, PcapWriter
 from ibwire.capture.erf import ErfWriter
 from ibwire.cli.bulk import run as bulk_run
@@ -25,6 +25,7 @@ from ibwire.cli.jsonout import JsonWriter, ek_lines
 from ibwire.cli.output import Output, error
 from ibwire.cli.reader import InputError, decode_options, load_decoders, packets
 from ibwire.cli.stats import Stat, parse_z
+from ibwire.cli.stats.expert import Expert
 from ibwire.cli.tree import hexdump, tree_lines
 from ibwire.packet import Packet
 
@@ -180,8 +181,12 @@ def run(args: argparse.Namespace, out: Output) -> int:
     stats: list[Stat] = [parse_z(z) for z in args.z or []]
     filt = PacketFilter(args.Y) if args.Y else None
     # Whole-capture analyses whose fields the command line names (infiniband.analysis.*).
-    add_fields = provider_fields(path, [args.Y or "", *(args.e or [])],
-                                 expert=any(z.startswith("expert") for z in args.z or []))
+    texts = [args.Y or "", *(args.e or [])]
+    add_fields = provider_fields(path, texts)
+    expert_rows = None
+    if add_fields is None:   # findings wanted only as expert items: the bulk path may run
+        add_fields, expert_rows = expert_only(path, texts, any(isinstance(st, Expert)
+                                                               for st in stats))
     options = decode_options(args.roce_ports)
     sink = CaptureSink(args.w, args.F) if args.w else None
     quiet = args.q or (sink is not None and not (args.P or args.V or args.O or args.x
@@ -196,11 +201,13 @@ def run(args: argparse.Namespace, out: Output) -> int:
     linktype = 1
     try:
         skip, rest = 0, True
-        # Analysis fields are attached per packet: with them, every frame goes that way.
-        if add_fields is None and bulk_run.eligible(args, out, stats, printer, filt,
-                                                    sink is not None):
+        # Analysis fields in a filter or a column are attached per packet.
+        if (add_fields is None or expert_rows is not None) and bulk_run.eligible(
+                args, out, stats, printer, filt, sink is not None):
             done = bulk_run.run(path, options, args.c, printer, stats, out, filt)
             skip, rest = done.frames, not done.done
+            add_expert_items([st for st in stats if isinstance(st, Expert)], expert_rows,
+                             done.frames)
             if done.frames:
                 prev_disp, linktype = done.last_ts, done.linktype
         for info in packets(path, options, args.c, progress=progress, skip=skip) if rest else ():

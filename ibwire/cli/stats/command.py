@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from ibwire.analysis.providers import provider_fields
+from ibwire.analysis.providers import add_expert_items, expert_only
 from ibwire.capture import CaptureError
 from ibwire.cli.bulk import run as bulk_run
 from ibwire.cli.fields_out import UsageError
@@ -35,14 +35,15 @@ def run(args: argparse.Namespace, out: Output) -> int:
     stats = [parse_z(z) for z in args.z] if args.z else default_set(path)
     rc = 0
     failure = ""
-    add_fields = provider_fields(path, [], expert=any(isinstance(st, Expert) for st in stats))
+    experts = [st for st in stats if isinstance(st, Expert)]
+    add_fields, expert_rows = expert_only(path, [], bool(experts))
     options = decode_options(args.roce_ports)
     try:
         skip, rest = 0, True
-        # Analysis fields are attached per packet: with them, every frame goes that way.
-        if add_fields is None and bulk_run.eligible(args, out, stats, None, None, False):
+        if bulk_run.eligible(args, out, stats, None, None, False):
             done = bulk_run.run(path, options, args.c, None, stats, out)
             skip, rest = done.frames, not done.done
+            add_expert_items(experts, expert_rows, done.frames)
         for info in packets(path, options, args.c, progress=True, skip=skip) if rest else ():
             assert info.pkt is not None
             if add_fields is not None:

@@ -72,6 +72,14 @@ class Expert(Stat):
                 self.counts[item] += 1
                 self.first.setdefault(item, info.number)
 
+    def add_items(self, number: int, items: list[Item]) -> None:
+        """Items of frame `number` that came from outside the packet (an analysis run
+        beside the bulk path)."""
+        for item in items:
+            if SEVERITIES.index(item[0]) <= self.max_level:
+                self.counts[item] += 1
+                self.first[item] = min(self.first.get(item, number), number)
+
     def lines(self) -> list[str]:
         out: list[str] = []
         for sev in SEVERITIES:
@@ -80,6 +88,8 @@ class Expert(Stat):
                 continue
             out += ["", f"{TITLES[sev]} ({sum(n for _, n in rows)})", "=============",
                     "   Frequency      Group           Protocol  Summary"]
-            for (_, group, proto, summary), n in sorted(rows, key=lambda r: -r[1]):
+            # Ties in frequency: the item seen first comes first.
+            rows.sort(key=lambda r: (-r[1], self.first.get(r[0], 0)))
+            for (_, group, proto, summary), n in rows:
                 out.append(f"{n:12d} {group:>10} {proto:>18}  {summary}")
         return out
