@@ -84,7 +84,13 @@ def credit_columns_bulk(path: str, strict: bool = True) -> dict[str, np.ndarray]
     """`credit_input.credit_columns` (a file object goes the per-packet way)."""
     if not isinstance(path, str | os.PathLike):
         return credit_columns_per_packet(path, strict)
-    parts = [_chunk(ch) for ch in bi.chunks(path, FIELDS, strict)]
+    parts = []
+    for ch in bi.chunks(path, FIELDS, strict):
+        if ch.batch.base < 0:
+            # The record kernels met damage and the resynchronising reader took over;
+            # these columns read a file strictly (`ibwire.read`), so read it that way.
+            return credit_columns_per_packet(path, strict)
+        parts.append(_chunk(ch))
     dtypes: dict[str, object] = {TIME_COLUMN: np.int64, **dict(INT_COLUMNS)}
     dtypes.update({name: object for name in STRING_COLUMNS})
     return bi.concat(parts, dtypes)
