@@ -14,8 +14,8 @@ import os
 import numpy as np
 
 from ibwire.analysis import bulk_input as bi
-from ibwire.capture._stream import PathOrFile
 from ibwire.analysis.rc_input import COLUMNS, ENDPOINTS, _address, rc_columns_per_packet
+from ibwire.capture._stream import PathOrFile
 
 _CM = [name for name, _ in COLUMNS if name.startswith("infiniband.cm.")]
 _RENAMED = {"frame.time_ns": "ibwire.frame.time_ns", "ibwire.payload_len": "ibwire.payload.len"}
@@ -31,7 +31,7 @@ FIELDS = sorted({_RENAMED.get(n, n) for n, _ in COLUMNS if n not in _COMPUTED}
 
 
 def _label(key: bytes) -> str:
-    kind, width, value = key[0], key[1], key[2:2 + key[1]]
+    kind, value = key[0], key[2:2 + key[1]]   # (kind, width, bytes)
     if kind == ADDR:
         return _address(value)
     if kind == LID:
