@@ -1,9 +1,9 @@
 """The columns the credit and congestion analyses read, from one place.
 
 `credit_columns(path)` returns numpy arrays keyed by registry field names (the
-names `ibwire.columns` uses). Until the bulk column reader lands this walks the
-per-packet decoder; switching is a change to this module only. A value a frame
-does not carry is -1.
+names `ibwire.columns` uses), built from the bulk path (`credit_bulk`);
+`credit_columns_per_packet` is its reference twin over `ibwire.read` (tests:
+identical). A value a frame does not carry is -1.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class ColumnBuilder:
         return out
 
 
-def credit_columns(path: str, strict: bool = True) -> dict[str, np.ndarray]:
+def credit_columns_per_packet(path: str, strict: bool = True) -> dict[str, np.ndarray]:
     """Read `path` into the columns listed in ALL_NAMES (one row per frame). A damaged
     file raises CaptureError, unless `strict` is off: then the frames before the
     damage are kept (the caller's reader reports the error)."""
@@ -111,3 +111,12 @@ def credit_columns(path: str, strict: bool = True) -> dict[str, np.ndarray]:
         if strict:
             raise
     return b.finish()
+
+
+def credit_columns(path: str, strict: bool = True) -> dict[str, np.ndarray]:
+    """Read `path` into the columns listed in ALL_NAMES (one row per frame) from the
+    bulk path; identical to `credit_columns_per_packet`. A damaged file raises
+    CaptureError, unless `strict` is off: then the frames before the damage are kept."""
+    from ibwire.analysis.credit_bulk import credit_columns_bulk
+
+    return credit_columns_bulk(path, strict)

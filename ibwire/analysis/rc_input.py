@@ -1,8 +1,9 @@
 """The RC engine's input: one numpy column per field, named by registry field names.
 
 `rc_columns(path)` is the only place that turns a capture into the engine's
-columns. Today it walks the per-packet path (`ibwire.read`); when the bulk path
-(`ibwire.columns`) lands, only this function changes.
+columns: it reads the bulk path (`iter_chunks`, chunked, vectorised) and decodes
+per packet only the MAD rows (for the CM REQ/REP fields, which are MAD payload).
+`rc_columns_per_packet` is its reference twin over `decode` (tests: identical).
 
 Absent values are -1. Endpoints (`ibwire.src` / `ibwire.dst`) are small integers
 indexing `ENDPOINTS`, a list of labels (IP address, else GID, else LID).
@@ -100,8 +101,8 @@ def columns_from_packets(packets: Iterable[Packet]) -> dict[str, np.ndarray]:
     return builder.columns()
 
 
-def rc_columns(path: PathOrFile, *, strict: bool = True) -> dict[str, np.ndarray]:
-    """The RC engine's input columns for a capture file.
+def rc_columns_per_packet(path: PathOrFile, *, strict: bool = True) -> dict[str, np.ndarray]:
+    """The RC engine's input columns for a capture file, decoded per packet.
 
     Frames are read as `ibwire dump` reads them (damaged regions stepped over), so
     row i is dump's frame i + 1. A broken file raises `CaptureError` after reading
@@ -118,3 +119,15 @@ def rc_columns(path: PathOrFile, *, strict: bool = True) -> dict[str, np.ndarray
         if strict:
             raise
     return builder.columns()
+
+
+def rc_columns(path: PathOrFile, *, strict: bool = True) -> dict[str, np.ndarray]:
+    """The RC engine's input columns for a capture file, from the bulk path.
+
+    Frames are read as `ibwire dump` reads them (damaged regions stepped over), so
+    row i is dump's frame i + 1. A broken file raises `CaptureError` after reading
+    every good record (`strict`), or ends the columns there (`strict=False`).
+    Identical to `rc_columns_per_packet`."""
+    from ibwire.analysis.rc_bulk import rc_columns_bulk
+
+    return rc_columns_bulk(path, strict=strict)
