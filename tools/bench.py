@@ -2,6 +2,7 @@
 """Benchmark: ibwire against tshark and Scapy on the same capture, in one run.
 
     python tools/bench.py CAPTURE [--repeat 3] [--fields]
+    python tools/bench.py --rc 10000000      # RC engine on in-memory columns
 
 Measures packets per second for
   * ibwire: read + decode every packet (CRCs checked), library loop;
@@ -59,12 +60,26 @@ def _run(cmd: list[str]) -> None:
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def bench_rc(n: int, repeat: int) -> None:
+    from ibwire.engines.rc_bench import engine_rate, tiled_columns
+
+    r = engine_rate(tiled_columns(n), repeat)
+    print(f"RC engine, {r['packets']:,} packets in memory, best of {repeat}: "
+          f"analyze {r['analyze_pps']:,.0f} pkt/s, kernel pass {r['kernel_pps']:,.0f} pkt/s")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("capture", type=Path)
+    ap.add_argument("capture", type=Path, nargs="?")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--fields", action="store_true", help="also time `ibwire dump -T fields`")
+    ap.add_argument("--rc", type=int, metavar="N", help="time the RC engine (ibwire rc) on "
+                    "N packets of in-memory columns (a generated capture with loss, tiled)")
     args = ap.parse_args()
+    if args.rc:
+        bench_rc(args.rc, args.repeat)
+    if args.capture is None:
+        return 0
     n = bench_ibwire(args.capture)
     rows: list[tuple[str, float]] = [
         ("ibwire decode (library)", _best(lambda: bench_ibwire(args.capture), args.repeat))]

@@ -13,6 +13,7 @@ import argparse
 import sys
 from typing import Any
 
+from ibwire.analysis.providers import provider_fields
 from ibwire.capture import CaptureError, PcapngWriter, PcapWriter
 from ibwire.capture.erf import ErfWriter
 from ibwire.cli.columns import columns, time_text
@@ -177,6 +178,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
     load_decoders()         # their fields must be known before -e, -Y and -z are read
     stats: list[Stat] = [parse_z(z) for z in args.z or []]
     filt = PacketFilter(args.Y) if args.Y else None
+    # Whole-capture analyses whose fields the command line names (infiniband.analysis.*).
+    add_fields = provider_fields(path, [args.Y or "", *(args.e or [])],
+                                 expert=any(z.startswith("expert") for z in args.z or []))
     options = decode_options(args.roce_ports)
     sink = CaptureSink(args.w, args.F) if args.w else None
     quiet = args.q or (sink is not None and not (args.P or args.V or args.O or args.x
@@ -193,6 +197,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
         for info in packets(path, options, args.c, progress=progress):
             pkt = info.pkt
             assert pkt is not None
+            if add_fields is not None:
+                add_fields(info.number - 1, pkt)
             linktype = info.linktype
             for st in stats:
                 st.feed(info, pkt)

@@ -5,6 +5,8 @@
     ibwire fields [--filter TEXT]          every field name, like tshark -G fields
     ibwire fabric FILE...                  fabric view from management traffic
     ibwire gen ...                         synthetic traffic (when ibwire.gen is installed)
+    ibwire rc FILE [-T json] [-w OUT]      RC sequencing analysis (retransmissions, NAKs, RNR)
+    ibwire plot FILE --qp N | --credits | --counters    plots (PNG/SVG)
 
 Exit status: 0 ok, 1 bad input file (one line on stderr; packets before the error
 are still printed), 2 bad usage (one line, then the usage line). A closed pipe
@@ -100,7 +102,7 @@ Exit status: 0 ok, 1 bad input file, 2 bad usage."""
 
 
 def build_parser() -> Parser:
-    top = Parser(prog="ibwire", usage="ibwire {dump,stats,fields,fabric,gen} ...",
+    top = Parser(prog="ibwire", usage="ibwire {dump,stats,fields,fabric,gen,rc,plot} ...",
                  description="InfiniBand and RoCE capture analyzer with tshark's flags.")
     from ibwire import __version__
     top.add_argument("--version", action="version", version=f"ibwire {__version__}")
@@ -130,6 +132,9 @@ def build_parser() -> Parser:
     fields.add_argument("--filter", metavar="TEXT", help="only names containing TEXT")
     importlib.import_module("ibwire.cli.fabric").add_parser(sub)
     _add_gen(sub)
+    from ibwire.cli import plot, rc
+    rc.add_parser(sub)
+    plot.add_parser(sub)
     return top
 
 
@@ -147,12 +152,15 @@ def _add_gen(sub: Any) -> None:
 
 
 def _usage_line(argv: Sequence[str]) -> str:
-    cmd = next((a for a in argv if a in ("dump", "stats", "fields", "fabric", "gen")), None)
+    cmd = next((a for a in argv
+                if a in ("dump", "stats", "fields", "fabric", "gen", "rc", "plot")), None)
     usages = {"dump": "ibwire dump [options] [-r] FILE", "stats":
               "ibwire stats [options] FILE [-z SPEC ...]", "fields":
               "ibwire fields [--filter TEXT]", "gen": "ibwire gen ...",
+              "rc": "ibwire rc [options] FILE", "plot": "ibwire plot FILE [options]",
               "fabric": "ibwire fabric [options] FILE..."}
-    return "usage: " + usages.get(cmd or "", "ibwire {dump,stats,fields,fabric,gen} ...") + \
+    default = "ibwire {dump,stats,fields,fabric,gen,rc,plot} ..."
+    return "usage: " + usages.get(cmd or "", default) + \
         f" (see ibwire {cmd + ' ' if cmd else ''}--help)"
 
 
@@ -180,7 +188,10 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.command == "gen":
         gen = importlib.import_module("ibwire.gen.cli")
         return int(gen.run(args) or 0)
-    raise UsageError("a command is required: dump, stats, fields, fabric, gen "
+    if args.command in ("rc", "plot"):
+        mod = importlib.import_module(f"ibwire.cli.{args.command}")
+        return int(mod.run(args, out))
+    raise UsageError("a command is required: dump, stats, fields, fabric, gen, rc, plot "
                      "(or tshark's flags: ibwire -r FILE ...)")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from ibwire.analysis.providers import provider_fields
 from ibwire.capture import CaptureError
 from ibwire.cli.fields_out import UsageError
 from ibwire.cli.output import Output, error
@@ -33,9 +34,12 @@ def run(args: argparse.Namespace, out: Output) -> int:
     stats = [parse_z(z) for z in args.z] if args.z else default_set(path)
     rc = 0
     failure = ""
+    add_fields = provider_fields(path, [], expert=any(isinstance(st, Expert) for st in stats))
     try:
         for info in packets(path, decode_options(args.roce_ports), args.c, progress=True):
             assert info.pkt is not None
+            if add_fields is not None:
+                add_fields(info.number - 1, info.pkt)
             for st in stats:
                 st.feed(info, info.pkt)
     except (CaptureError, InputError) as exc:
