@@ -100,6 +100,13 @@ SAMPLES = [
         "no receiver overruns": lambda t: all(
             v["receiver_overruns"] == 0 for d in t["link"]["per_direction"].values()
             for v in d.values())}),
+    Sample("pfc_congestion_roce2.pcap", "pfc_congestion", 1,
+           {"bidirectional": True, "drain_gbps": 4.0, "ecn": 0.05}, {
+        "PFC pauses both ways": lambda t: all(
+            d["intervals"] for d in t["pfc"]["paused"].values()),
+        "pauses ended by XON": lambda t: any(
+            iv["ended_by"] == "xon" for d in t["pfc"]["paused"].values()
+            for iv in d["intervals"])}),
     Sample("ud_cnp_roce2.pcap", "ud_cnp", 1, {}, {
         "CNPs for RC and UD": lambda t: len({c["destqp"] for c in t["cnps"]}) >= 2,
         "ECN marks": lambda t: _events(t)["ecn_mark"] > 0}),

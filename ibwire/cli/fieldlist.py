@@ -17,7 +17,7 @@ from ibwire.fields import REGISTRY, Entry
 FT = {"uint8": "FT_UINT8", "uint16": "FT_UINT16", "uint24": "FT_UINT24",
       "uint32": "FT_UINT32", "uint64": "FT_UINT64", "bool": "FT_BOOLEAN", "ipv6": "FT_IPv6",
       "ipv4": "FT_IPv4", "ether": "FT_ETHER", "bytes": "FT_BYTES", "string": "FT_STRING",
-      "double": "FT_DOUBLE", "none": "FT_NONE"}
+      "double": "FT_DOUBLE", "none": "FT_NONE", "int32": "FT_INT32"}
 WIDTH = {"uint8": 8, "uint16": 16, "uint24": 24, "uint32": 32, "uint64": 64, "bool": 8}
 BASES = {"dec": "BASE_DEC", "hex": "BASE_HEX", "dec_hex": "BASE_DEC_HEX"}
 

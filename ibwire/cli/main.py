@@ -102,7 +102,7 @@ Exit status: 0 ok, 1 bad input file, 2 bad usage."""
 
 
 def build_parser() -> Parser:
-    top = Parser(prog="ibwire", usage="ibwire {dump,stats,fields,fabric,gen,rc,plot} ...",
+    top = Parser(prog="ibwire", usage="ibwire {dump,stats,fields,fabric,credits,gen,rc,plot} ...",
                  description="InfiniBand and RoCE capture analyzer with tshark's flags.")
     from ibwire import __version__
     top.add_argument("--version", action="version", version=f"ibwire {__version__}")
@@ -131,6 +131,8 @@ def build_parser() -> Parser:
                             usage="ibwire fields [--filter TEXT]")
     fields.add_argument("--filter", metavar="TEXT", help="only names containing TEXT")
     importlib.import_module("ibwire.cli.fabric").add_parser(sub)
+    from ibwire.cli.credits import add_parser as add_credits
+    add_credits(sub)
     _add_gen(sub)
     from ibwire.cli import plot, rc
     rc.add_parser(sub)
@@ -153,13 +155,15 @@ def _add_gen(sub: Any) -> None:
 
 def _usage_line(argv: Sequence[str]) -> str:
     cmd = next((a for a in argv
-                if a in ("dump", "stats", "fields", "fabric", "gen", "rc", "plot")), None)
+                if a in ("dump", "stats", "fields", "fabric", "credits", "gen", "rc",
+                         "plot")), None)
     usages = {"dump": "ibwire dump [options] [-r] FILE", "stats":
               "ibwire stats [options] FILE [-z SPEC ...]", "fields":
               "ibwire fields [--filter TEXT]", "gen": "ibwire gen ...",
               "rc": "ibwire rc [options] FILE", "plot": "ibwire plot FILE [options]",
-              "fabric": "ibwire fabric [options] FILE..."}
-    default = "ibwire {dump,stats,fields,fabric,gen,rc,plot} ..."
+              "fabric": "ibwire fabric [options] FILE...",
+              "credits": "ibwire credits [options] FILE"}
+    default = "ibwire {dump,stats,fields,fabric,credits,gen,rc,plot} ..."
     return "usage: " + usages.get(cmd or "", default) + \
         f" (see ibwire {cmd + ' ' if cmd else ''}--help)"
 
@@ -185,13 +189,16 @@ def run(args: argparse.Namespace, out: Output) -> int:
         return run_fields(args, out)
     if args.command == "fabric":
         return importlib.import_module("ibwire.cli.fabric").run(args, out)
+    if args.command == "credits":
+        from ibwire.cli.credits import run as run_credits
+        return run_credits(args, out)
     if args.command == "gen":
         gen = importlib.import_module("ibwire.gen.cli")
         return int(gen.run(args) or 0)
     if args.command in ("rc", "plot"):
         mod = importlib.import_module(f"ibwire.cli.{args.command}")
         return int(mod.run(args, out))
-    raise UsageError("a command is required: dump, stats, fields, fabric, gen, rc, plot "
+    raise UsageError("a command is required: dump, stats, fields, fabric, credits, gen, rc, plot "
                      "(or tshark's flags: ibwire -r FILE ...)")
 
 

@@ -16,10 +16,17 @@ from ibwire.headers.carriers import (
     ETHERNET,
     ETHERTYPE_IPV4,
     ETHERTYPE_IPV6,
+    ETHERTYPE_MAC_CONTROL,
     ETHERTYPE_ROCE,
     ETHERTYPE_VLANS,
     IPV4,
     IPV6,
+    MACC,
+    MACC_OP_PAUSE,
+    MACC_OP_PFC,
+    MACC_PAUSE,
+    MACC_PFC,
+    PFC_PRIORITIES,
     SLL,
     SLL2,
     UDP,
@@ -58,8 +65,31 @@ def _ethertype(pkt: Packet, etype: int, off: int, end: int) -> None:
         decode_roce1(pkt, off, end)
     elif etype in (ETHERTYPE_IPV4, ETHERTYPE_IPV6):
         decode_ip(pkt, off, end)
+    elif etype == ETHERTYPE_MAC_CONTROL:
+        decode_mac_control(pkt, off, end)
     elif ("ethertype", etype) in ENCAPS:
         ENCAPS[("ethertype", etype)](pkt, off, end)  # type: ignore[index]
+
+
+def decode_mac_control(pkt: Packet, off: int, end: int) -> None:
+    """PAUSE and PFC frames; the rest of the minimum frame is padding (trailer)."""
+    macc = take(pkt, MACC, off, end)
+    if macc is None:
+        return
+    off += MACC.size
+    params = {MACC_OP_PAUSE: MACC_PAUSE, MACC_OP_PFC: MACC_PFC}.get(macc.opcode)
+    if params is None:
+        pkt.mark("macc", off - MACC.size, f"MAC Control opcode {macc.opcode:#06x} "
+                 "is not decoded")
+        keep_undecoded(pkt, off, end)
+        return
+    if take(pkt, params, off, end) is None:
+        return
+    off += params.size
+    if params is MACC_PFC and pkt.get("macc.cbfc.enbv") >> PFC_PRIORITIES:
+        pkt.mark("macc", off - params.size, "8 MSbs of ENBV must be 0")
+    if off < end:
+        pkt.trailer = pkt.data[off:end]
 
 
 def decode_ip(pkt: Packet, off: int, end: int) -> None:

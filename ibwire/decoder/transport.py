@@ -18,12 +18,19 @@ from ibwire.decoder.base import (
 from ibwire.headers.bth import BTH
 from ibwire.headers.carriers import IPV6
 from ibwire.headers.eth import ETH_LAYOUTS
+from ibwire.headers.link import LINK
 from ibwire.headers.opcodes import OPCODES
 from ibwire.headers.routing import GRH, LRH, NXTHDR_IBA, RWH
 from ibwire.packet import Packet
 
 
 def decode_ib(pkt: Packet, off: int, end: int) -> None:
+    if end - off == LINK.size:
+        # Six bytes can only be a link packet (IBA §7.9.4): the smallest data packet,
+        # LRH + VCRC, is ten. LINKTYPE_INFINIBAND carries both kinds unmarked.
+        from ibwire.decoder.carriers import decode_link
+        decode_link(pkt, off, end)
+        return
     pkt.ib_offset = off
     lrh = take(pkt, LRH, off, end)
     if lrh is None:

@@ -86,6 +86,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     k.add_argument("--vls", type=int, help="data VLs used (connection i on VL i %% VLS)")
     k.add_argument("--rate-gbps", type=float,
                    help="link rate (default 100 native, 25 RoCE)")
+    f = p.add_argument_group("priority flow control (RoCE, 802.1Qbb)")
+    f.add_argument("--pfc", action="store_true", default=None,
+                   help="receivers send PFC XOFF/XON for the RoCE priority (DSCP 26 -> 3) "
+                        "when their ingress buffer fills (drain rate: --drain-gbps)")
+    f.add_argument("--pfc-xoff-bytes", type=int, metavar="BYTES",
+                   help="ingress buffer level that sends XOFF")
+    f.add_argument("--pfc-xon-bytes", type=int, metavar="BYTES",
+                   help="level below which XON follows")
+    f.add_argument("--pfc-quanta", type=int, metavar="Q", help="XOFF pause (512-bit times)")
+    f.add_argument("--pfc-no-xon", dest="pfc_send_xon", action="store_false", default=None,
+                   help="send no XON: pauses run out")
     e = p.add_argument_group("engine")
     e.add_argument("--engine", choices=("auto", "sim", "bulk"), default="auto",
                    help="sim: full simulation with faults; bulk: templated clean RC "
@@ -108,7 +119,8 @@ def config_from(args: argparse.Namespace) -> GenConfig:
     names = ("encap", "fmt", "packets", "messages", "connections", "bidirectional", "ops",
              "pmtu", "ud_messages", "mads", "cm", "seed", "psn_start", "loss", "loss_dir",
              "loss_before_tap", "rnr", "corrupt", "reorder", "duplicate", "capture_loss",
-             "ecn", "link_credits", "fc_period_ns", "drain_gbps", "vls", "rate_gbps")
+             "ecn", "link_credits", "fc_period_ns", "drain_gbps", "vls", "rate_gbps", "pfc",
+             "pfc_xoff_bytes", "pfc_xon_bytes", "pfc_quanta", "pfc_send_xon")
     kw = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
     if args.scenario:
         return scenario(args.scenario, **kw)
@@ -119,7 +131,7 @@ def _use_bulk(args: argparse.Namespace, cfg: GenConfig) -> bool:
     if args.engine != "auto":
         return args.engine == "bulk"
     return (cfg.packets or 0) > BULK_THRESHOLD and not any(getattr(cfg, f) for f in _FAULTS) \
-        and not (cfg.mads or cfg.cm or cfg.ud_messages or cfg.link_credits)
+        and not (cfg.mads or cfg.cm or cfg.ud_messages or cfg.link_credits or cfg.pfc)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -77,6 +77,11 @@ class GenConfig:
     fc_period_ns: int = 4_000
     drain_gbps: float | None = None   # receiver buffer drain rate (None: link rate)
     vls: int = 1                      # data VLs used (connection i on VL i % vls)
+    pfc: bool = False                 # RoCE priority flow control (802.1Qbb)
+    pfc_xoff_bytes: int = 12_000      # ingress buffer level that sends XOFF
+    pfc_xon_bytes: int = 6_000        # ... and the level below which XON follows
+    pfc_quanta: int = 2_000           # XOFF pause, in 512-bit-time quanta
+    pfc_send_xon: bool = True         # False: pauses run out instead of an XON
     fmt: str = "pcap"
 
     def __post_init__(self) -> None:
@@ -125,6 +130,13 @@ class GenConfig:
             if self.reorder or self.duplicate:
                 raise ValueError("a credit-controlled point-to-point link neither reorders "
                                  "nor duplicates packets")
+        if self.pfc:
+            if self.native:
+                raise ValueError("PFC is Ethernet (RoCE); native links use credits")
+            if not 0 <= self.pfc_xon_bytes < self.pfc_xoff_bytes:
+                raise ValueError("pfc_xon_bytes must be below pfc_xoff_bytes")
+            if not 1 <= self.pfc_quanta <= 0xFFFF:
+                raise ValueError("pfc_quanta must be 1..65535")
         if self.mads and not self.native:
             raise ValueError("SMP and SA traffic needs native InfiniBand (use --cm on RoCE)")
         if not 1 <= self.vls <= 15:
@@ -156,6 +168,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
                         ud_messages=4),
     "link_credits": dict(encap="ib", messages=40, link_credits=24, fc_period_ns=3_000,
                          drain_gbps=40.0, vls=2, connections=2, pmtu=512),
+    "pfc_congestion": dict(encap="roce2", messages=40, connections=2, pfc=True,
+                           drain_gbps=8.0, pmtu=1024),
     "ud_cnp": dict(encap="roce2", messages=30, ud_messages=40, ecn=0.15, cnp_gap_ns=4_000),
     "pingpong": dict(encap="roce2", messages=30, bidirectional=True, tx_depth=1),
 }

@@ -50,6 +50,11 @@ class VlState:
     fc_sent: int = 0
     overruns: int = 0
     max_occupied: int = 0
+    # sender's event log for the ground truth: (now, kind, value, tx), kind one of
+    # "limit" (peer's FCCL received), "send" (blocks), "sync" (own FCTBS sent)
+    log: list[tuple[int, str, int, int | None]] = field(default_factory=list)
+    # receiver's state at each flow-control packet it made: (now, tx, occupied blocks)
+    fc_log: list[tuple[int, int | None, int]] = field(default_factory=list)
 
 
 class CreditPort:
@@ -76,9 +81,10 @@ class CreditPort:
         s = self.vl[vl]
         return (s.cl - (s.tbs + nblocks)) % MOD <= HALF
 
-    def on_send(self, vl: int, nblocks: int, now: int) -> None:
+    def on_send(self, vl: int, nblocks: int, now: int, tx: int | None = None) -> None:
         s = self.vl[vl]
         s.tbs = (s.tbs + nblocks) % MOD
+        s.log.append((now, "send", nblocks, tx))
         if s.stall_start is not None:
             s.stalls.append({"start_ns": s.stall_start, "end_ns": now,
                              "duration_ns": now - s.stall_start,
@@ -115,17 +121,21 @@ class CreditPort:
         free = min(max(self.buffer - s.occupied, 0), HALF)
         return (s.abr + free) % MOD
 
-    def on_fc_packet(self, vl: int, fctbs: int, fccl: int, tx: int | None = None) -> None:
+    def on_fc_packet(self, vl: int, fctbs: int, fccl: int, tx: int | None = None,
+                     now: int = 0) -> None:
         s = self.vl.get(vl)
         if s is None:
             return
         s.cl = fccl
+        s.log.append((now, "limit", fccl, tx))
         s.abr = fctbs
         s.last_fc_tx = tx
 
-    def fc_packet(self, vl: int, init: bool) -> bytes:
+    def fc_packet(self, vl: int, init: bool, now: int = 0, tx: int | None = None) -> bytes:
         s = self.vl[vl]
         s.fc_sent += 1
+        s.log.append((now, "init" if init else "sync", s.tbs, tx))
+        s.fc_log.append((now, tx, s.occupied))
         return encode(LINK(op=1 if init else 0, fctbs=s.tbs, vl=vl, fccl=self.fccl(vl)))
 
     def close(self, now: int) -> None:

@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ibwire.gen.credits import CreditPort, blocks
 from ibwire.gen.faults import Fate, Impairments, flip_bit
+from ibwire.gen.pfc import ROCE_PRIORITY
 
 if TYPE_CHECKING:
     from ibwire.gen.clock import Clock
+    from ibwire.gen.pfc import PfcPort
     from ibwire.gen.tap import Tap
     from ibwire.gen.truth import Truth
 
@@ -30,7 +32,7 @@ class Pkt:
 
     src: int                    # host index (0 = A, 1 = B): also the link direction
     dst: int
-    kind: str                   # req | resp | ud | mad | cnp | link
+    kind: str                   # req | resp | ud | mad | cnp | link | pfc
     vl: int
     data: bytes
     tx: int = 0                 # unique transmission id
@@ -91,6 +93,7 @@ class Port:
         self.index = index
         self.rate = rate_gbps
         self.credits = credits
+        self.pfc: PfcPort | None = None       # RoCE priority flow control, when on
         self.sources: list[Source] = []
         self.link_q: deque[Pkt] = deque()
         self.busy = False
@@ -130,6 +133,8 @@ class Port:
     def _pick(self, now: int) -> Pkt | None:
         n = len(self.sources)
         cr = self.credits
+        if self.pfc is not None and self.pfc.paused(ROCE_PRIORITY, now):
+            return None
         for i in range(n):
             src = self.sources[(self._rr + i) % n]
             pkt = src.peek(now)
@@ -140,7 +145,7 @@ class Port:
                 if not cr.can_send(pkt.vl, nb):
                     cr.blocked(pkt.vl, nb, now)
                     continue
-                cr.on_send(pkt.vl, nb, now)
+                cr.on_send(pkt.vl, nb, now, pkt.tx)
             self._rr = (self._rr + i + 1) % n
             return src.take(now)
         return None
@@ -209,6 +214,8 @@ class Net:
             # The receiver's link layer discards it (bad VCRC/ICRC): no buffer, no ABR.
             self.truth.discarded(pkt)
             return
+        if port.pfc is not None and pkt.kind != "pfc":
+            port.pfc.on_receive(ROCE_PRIORITY, len(pkt.data))
         if cr is not None and pkt.kind != "link" and cr.controlled(pkt.vl):
             nb = pkt.nblocks
             t = cr.on_receive(pkt.vl, nb, self.clock.now)

@@ -19,12 +19,14 @@ import ibwire
 from ibwire.capture import Frame
 from ibwire.gen.clock import Clock
 from ibwire.gen.config import GenConfig
+from ibwire.gen.credit_truth import credit_timeline
 from ibwire.gen.credits import CreditPort
 from ibwire.gen.ctx import Ctx
 from ibwire.gen.fabric import Fabric, make_hosts
 from ibwire.gen.faults import DIRS, Impairments
 from ibwire.gen.mgmt import Management
 from ibwire.gen.net import Net, Pkt, Port
+from ibwire.gen.pfc_sim import attach_pfc, on_pfc_frame, pfc_truth
 from ibwire.gen.qp import HostStack, RcEndpoint, make_messages
 from ibwire.gen.requester import Requester
 from ibwire.gen.responder import Responder
@@ -84,6 +86,8 @@ class Simulation:
             if cfg.link_credits:
                 cr = CreditPort(cfg.link_credits, self.vls, cfg.drain_gbps or cfg.link_rate)
             self.net.ports.append(Port(self.net, h.index, cfg.link_rate, cr))
+        if cfg.pfc:
+            attach_pfc(self, hosts)
         self.stacks = [HostStack(ctx, h) for h in hosts]
         for port, stack in zip(self.net.ports, self.stacks):
             port.receive = lambda pkt, port=port, stack=stack: self._receive(port, stack, pkt)
@@ -134,11 +138,14 @@ class Simulation:
 
     # -- link layer ----------------------------------------------------------------------
     def _receive(self, port: Port, stack: HostStack, pkt: Pkt) -> None:
+        if pkt.kind == "pfc":
+            on_pfc_frame(port, pkt)
+            return
         if pkt.kind == "link":
             d = pkt.data
             if port.credits is not None:
                 port.credits.on_fc_packet(d[2] >> 4, ((d[0] & 0xF) << 8) | d[1],
-                                          ((d[2] & 0xF) << 8) | d[3], pkt.tx)
+                                          ((d[2] & 0xF) << 8) | d[3], pkt.tx, self.clock.now)
                 port.kick()
             return
         stack.receive(pkt)
@@ -149,9 +156,10 @@ class Simulation:
             if cr is None:
                 continue
             for vl in self.vls:
-                data = cr.fc_packet(vl, init)
+                tx = self.net.next_tx()
+                data = cr.fc_packet(vl, init, self.clock.now, tx)
                 port.send_link(Pkt(src=port.index, dst=1 - port.index, kind="link", vl=vl,
-                                   data=data, tx=self.net.next_tx()))
+                                   data=data, tx=tx))
         if not self.finished:
             self.clock.after(self.cfg.fc_period_ns, self._fc_tick, False)
 
@@ -186,6 +194,8 @@ class Simulation:
         for port in self.net.ports:
             if port.credits is not None:
                 port.credits.close(self.clock.now)
+            if port.pfc is not None:
+                port.pfc.close()
         return GenResult(self.cfg, self.tap.frames, self.tap.linktype, self._truth(), self.tap)
 
     # -- ground truth ----------------------------------------------------------------------
@@ -220,6 +230,8 @@ class Simulation:
         }
         doc.update(self.truth.resolve(tap))
         doc["link"] = self._link_truth()
+        if cfg.pfc:
+            doc["pfc"] = pfc_truth(self)
         doc["sim"] = {"end_ns": self.clock.now, "events_run": self.clock.events_run,
                       "unclaimed_packets": sum(s.unclaimed for s in self.stacks)}
         return doc
@@ -247,7 +259,11 @@ class Simulation:
                 rx = peer.vl[vl]
                 per_vl[str(vl)] = {"stalls": stalls, "fc_packets_sent_by_sender": s.fc_sent,
                                    "final_tbs": s.tbs, "receiver_overruns": rx.overruns,
-                                   "receiver_max_occupied_blocks": rx.max_occupied}
+                                   "receiver_max_occupied_blocks": rx.max_occupied,
+                                   **credit_timeline(s.log, self.tap, BASE_NS),
+                                   "receiver_at_updates": [
+                                       [self.tap.first_frame(tx), BASE_NS + t, occ]
+                                       for t, tx, occ in rx.fc_log]}
             out["per_direction"][DIRS[port.index]] = per_vl
         return out
 

@@ -4,6 +4,7 @@ the ERF record header (ibdump, DAG). Field names are Wireshark's."""
 from __future__ import annotations
 
 from ibwire.fields import (
+    BOOL,
     DEC,
     HEX,
     UINT8,
@@ -14,6 +15,7 @@ from ibwire.fields import (
     Layout,
     derived,
     flag,
+    overlay,
     raw,
     uint,
 )
@@ -24,6 +26,16 @@ from ibwire.fields import (
 ETHERTYPE_ROCE = 0x8915
 ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ARP = 0x0800, 0x86DD, 0x0806
 ETHERTYPE_VLANS = (0x8100, 0x88A8, 0x9100)
+ETHERTYPE_MAC_CONTROL = 0x8808
+MACC_OP_PAUSE, MACC_OP_PFC = 0x0001, 0x0101
+MACC_OPCODES = {MACC_OP_PAUSE: "Pause", MACC_OP_PFC: "Class Based Flow Control [CBFC] Pause"}
+PFC_PRIORITIES = 8
+PAUSE_QUANTUM_BITS = 512
+
+
+def pause_ns(quanta: int, gbps: float) -> int:
+    """A pause of `quanta` (units of 512 bit times) at `gbps`, in whole nanoseconds."""
+    return int(quanta * PAUSE_QUANTUM_BITS / gbps)
 ROCEV2_PORT = 4791
 
 
@@ -100,6 +112,22 @@ SLL2 = Layout("sll2", "sll", "Linux cooked capture v2", [
     raw("src", 8, "Source", wsname="sll.src.other"),
 ], protocol="sll")
 
+# MAC Control (IEEE 802.3 Annex 31B PAUSE; 802.1Qbb PFC, opcode 0x0101): the opcode,
+# then the opcode's parameters. Quanta are units of 512 bit times.
+MACC = Layout("macc", "macc", "MAC Control", [
+    uint("opcode", 16, "Opcode", base=HEX, values=MACC_OPCODES),
+], protocol="macc")
+MACC_PAUSE = Layout("macc_pause", "macc", "MAC Control PAUSE", [
+    uint("pause_time", 16, "pause_time"),
+], protocol="macc")
+MACC_PFC = Layout("macc_cbfc", "macc", "MAC Control Class Based Flow Control", [
+    uint("enbv", 16, "CBFC Class Enable Vector", base=HEX, wsname="macc.cbfc.enbv"),
+    *(overlay(f"enbv_c{i}", 15 - i, 1, f"C{i}", ftype=BOOL, wsname=f"macc.cbfc.enbv.c{i}")
+      for i in range(PFC_PRIORITIES)),
+    *(uint(f"c{i}", 16, f"C{i}", wsname=f"macc.cbfc.pause_time.c{i}")
+      for i in range(PFC_PRIORITIES)),
+], protocol="macc")
+
 ERF_TYPES = {2: "ETH", 21: "INFINIBAND", 25: "INFINIBAND_LINK", 27: "META"}
 ERF_TYPE_IB, ERF_TYPE_IB_LINK, ERF_TYPE_ETH = 21, 25, 2
 
@@ -122,4 +150,5 @@ ERF = Layout("erf", "erf", "Extensible Record Format", [
             ftype=UINT64, base=HEX),
 ], protocol="erf")
 
-__all__ = ["DEC", "UINT32", "ETHERNET", "VLAN", "IPV4", "IPV6", "UDP", "ERF", "SLL", "SLL2"]
+__all__ = ["DEC", "UINT32", "ETHERNET", "VLAN", "IPV4", "IPV6", "UDP", "ERF", "SLL", "SLL2",
+           "MACC", "MACC_PAUSE", "MACC_PFC"]

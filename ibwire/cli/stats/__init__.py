@@ -78,6 +78,7 @@ def parse_z(spec: str) -> Stat:
     from ibwire.cli.stats.expert import Expert
     from ibwire.cli.stats.histograms import MadHistogram, OpcodeHistogram
     from ibwire.cli.stats.io_stat import IoStat
+    from ibwire.cli.stats.link_stats import KINDS, LinkStat
     from ibwire.cli.stats.phs import Hierarchy
     from ibwire.cli.stats.summary import Summary
 
@@ -91,6 +92,8 @@ def parse_z(spec: str) -> Stat:
     }
     if head in makers:
         return makers[head]()
+    if head in KINDS:
+        return LinkStat(head, _rest(parts, 2))
     if head == "io,stat":
         if len(parts) < 3:
             raise UsageError(f'invalid -z argument "{spec}": io,stat needs an interval')
@@ -114,4 +117,5 @@ def parse_z(spec: str) -> Stat:
 
 SUPPORTED = ["io,phs[,filter]", "io,stat,interval[,filter...]", "conv,qp|ib|ip|ipv6|udp|eth",
              "endpoints,ib|ip|ipv6|udp|eth", "ib,opcodes", "ib,mad", "ib,summary",
+             "ib,credits", "ib,qos", "roce,pfc", "roce,ecn",
              "expert[,error|warn|note|chat][,filter]", "rc,stat", "follow,qp,N"]

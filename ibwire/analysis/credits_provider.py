@@ -1,0 +1,48 @@
+"""Credit, PFC and CNP analysis as a field provider for `ibwire dump -Y / -T fields`
+(`ibwire.analysis.providers`): the values of `credit_fields` per frame, and expert
+items for FCTBS mismatches, sends without credits and frames sent while paused."""
+
+from __future__ import annotations
+
+from ibwire.analysis.credit_fields import ABSENT, FIELDS, credit_fields
+from ibwire.analysis.providers import EXPERT, FieldProvider, RowValues, register
+
+MISSING = "infiniband.analysis.fctbs_missing_blocks"
+CREDITS = "infiniband.analysis.credits_available"
+STALL = "infiniband.analysis.credit_stall"
+PAUSED = "ibwire.pfc.paused"
+
+
+def _expert(v: dict) -> list[tuple[str, str, str, str]]:
+    out = []
+    if v.get(MISSING, 0) > 0:
+        out.append(("Warn", "Sequence", "InfiniBand Link",
+                    f"FCTBS is {v[MISSING]} blocks ahead of the captured data packets "
+                    "(packets missing from the capture)"))
+    if STALL in v and v.get(CREDITS, 0) < 0:
+        out.append(("Error", "Protocol", "InfiniBand",
+                    "Data packet sent beyond the link credit limit"))
+    if v.get(PAUSED):
+        out.append(("Note", "Sequence", "Ethernet",
+                    "Frame sent on a priority its sender was told to pause (PFC)"))
+    return out
+
+
+def _run(path: str) -> RowValues:
+    cols = credit_fields(path, strict=False)
+    n = len(next(iter(cols.values())))
+
+    def values(row: int) -> dict:
+        if row >= n:
+            return {}
+        out = {name: int(a[row]) for name, a in cols.items() if a[row] != ABSENT}
+        items = _expert(out)
+        if items:
+            out[EXPERT] = items
+        return out
+    return values
+
+
+CREDITS_PROVIDER = FieldProvider("credits", tuple((n, ft, label) for n, (ft, label) in
+                                                  FIELDS.items()), _run)
+register(CREDITS_PROVIDER)
