@@ -7,6 +7,7 @@
     ibwire gen ...                         synthetic traffic (when ibwire.gen is installed)
     ibwire rc FILE [-T json] [-w OUT]      RC sequencing analysis (retransmissions, NAKs, RNR)
     ibwire plot FILE --qp N | --credits | --counters    plots (PNG/SVG)
+    ibwire report FILE... -o report.html   one HTML page of what went wrong
 
 Exit status: 0 ok, 1 bad input file (one line on stderr; packets before the error
 are still printed), 2 bad usage (one line, then the usage line). A closed pipe
@@ -102,7 +103,8 @@ Exit status: 0 ok, 1 bad input file, 2 bad usage."""
 
 
 def build_parser() -> Parser:
-    top = Parser(prog="ibwire", usage="ibwire {dump,stats,fields,fabric,credits,gen,rc,plot} ...",
+    top = Parser(prog="ibwire",
+                 usage="ibwire {dump,stats,fields,fabric,credits,gen,rc,plot,report} ...",
                  description="InfiniBand and RoCE capture analyzer with tshark's flags.")
     from ibwire import __version__
     top.add_argument("--version", action="version", version=f"ibwire {__version__}")
@@ -137,6 +139,7 @@ def build_parser() -> Parser:
     from ibwire.cli import plot, rc
     rc.add_parser(sub)
     plot.add_parser(sub)
+    importlib.import_module("ibwire.cli.report").add_parser(sub)
     return top
 
 
@@ -156,14 +159,15 @@ def _add_gen(sub: Any) -> None:
 def _usage_line(argv: Sequence[str]) -> str:
     cmd = next((a for a in argv
                 if a in ("dump", "stats", "fields", "fabric", "credits", "gen", "rc",
-                         "plot")), None)
+                         "plot", "report")), None)
     usages = {"dump": "ibwire dump [options] [-r] FILE", "stats":
               "ibwire stats [options] FILE [-z SPEC ...]", "fields":
               "ibwire fields [--filter TEXT]", "gen": "ibwire gen ...",
               "rc": "ibwire rc [options] FILE", "plot": "ibwire plot FILE [options]",
               "fabric": "ibwire fabric [options] FILE...",
-              "credits": "ibwire credits [options] FILE"}
-    default = "ibwire {dump,stats,fields,fabric,credits,gen,rc,plot} ..."
+              "credits": "ibwire credits [options] FILE",
+              "report": "ibwire report FILE... [-o report.html]"}
+    default = "ibwire {dump,stats,fields,fabric,credits,gen,rc,plot,report} ..."
     return "usage: " + usages.get(cmd or "", default) + \
         f" (see ibwire {cmd + ' ' if cmd else ''}--help)"
 
@@ -195,10 +199,11 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.command == "gen":
         gen = importlib.import_module("ibwire.gen.cli")
         return int(gen.run(args) or 0)
-    if args.command in ("rc", "plot"):
+    if args.command in ("rc", "plot", "report"):
         mod = importlib.import_module(f"ibwire.cli.{args.command}")
         return int(mod.run(args, out))
-    raise UsageError("a command is required: dump, stats, fields, fabric, credits, gen, rc, plot "
+    raise UsageError("a command is required: dump, stats, fields, fabric, credits, gen, rc, plot, "
+                     "report "
                      "(or tshark's flags: ibwire -r FILE ...)")
 
 

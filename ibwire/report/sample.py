@@ -1,0 +1,42 @@
+"""Bounded plots: every figure has at most a fixed number of points, whatever the
+capture's size (a 10M-packet capture draws as fast as a small one)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+MAX_POINTS = 2000        # per trace
+TIME_BINS = 200          # rate plots
+MAX_SHAPES = 300         # shaded intervals per figure
+
+
+def pick(idx: np.ndarray, limit: int = MAX_POINTS) -> np.ndarray:
+    """At most `limit` of `idx`, evenly spread, first and last kept."""
+    if len(idx) <= limit:
+        return idx
+    return idx[np.linspace(0, len(idx) - 1, limit).round().astype(np.int64)]
+
+
+def time_bins(t_ns: np.ndarray, weights: np.ndarray, frames: np.ndarray, t0: int, t1: int,
+              nbins: int = TIME_BINS) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Sum `weights` into `nbins` equal time bins over [t0, t1]: (bin centre in ms
+    since t0, sums, [first frame, last frame] of each bin, bin width in s)."""
+    width = max(t1 - t0, 1) / nbins
+    k = np.clip(((t_ns - t0) / width).astype(np.int64), 0, nbins - 1)
+    sums = np.bincount(k, weights=weights, minlength=nbins)
+    lo = np.full(nbins, -1, np.int64)
+    hi = np.full(nbins, -1, np.int64)
+    if len(k):
+        order = np.argsort(k, kind="stable")
+        ks, fs = k[order], frames[order]
+        starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
+        ends = np.r_[starts[1:], len(ks)] - 1
+        lo[ks[starts]] = fs[starts]
+        hi[ks[ends]] = fs[ends]
+    centres = (np.arange(nbins) + 0.5) * width / 1e6
+    return centres, sums, np.stack([lo, hi], axis=1), width / 1e9
+
+
+def ms(t_ns: np.ndarray | int, t0: int) -> np.ndarray:
+    """Capture time (ns) to milliseconds since the capture's first packet."""
+    return (np.asarray(t_ns, dtype=np.int64) - t0) / 1e6
