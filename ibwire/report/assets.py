@@ -24,7 +24,7 @@ table{border-collapse:collapse;font-size:12px;width:100%}
 th,td{border-bottom:1px solid #eee;padding:3px 6px;text-align:right;white-space:nowrap}
 th{cursor:pointer;background:#f0f2f5;position:sticky;top:0}
 th.asc:after{content:" ▲"} th.desc:after{content:" ▼"}
-td:first-child,th:first-child{text-align:left}
+td.s{text-align:left}
 tr.f:hover{background:#fff4e0;cursor:pointer}
 .pager{font-size:12px;margin:4px 0} .pager button{margin:0 4px}
 .tblwrap{max-height:520px;overflow:auto}
@@ -85,7 +85,9 @@ function table(el){
     const pages = Math.max(1, Math.ceil(order.length / PAGE));
     order.slice(page * PAGE, page * PAGE + PAGE).forEach(r => {
       const tr = body.insertRow();
-      d.rows[r].forEach(v => { tr.insertCell().textContent = v === null ? '-' : v; });
+      d.rows[r].forEach(v => { const td = tr.insertCell();
+        td.textContent = v === null ? '-' : v;
+        if(typeof v === 'string') td.className = 's'; });
       const f = d.filters[r];
       if(f){ tr.className = 'f'; tr.title = f;
              tr.onclick = () => ibwireShowDump(el.dataset.file, f); }

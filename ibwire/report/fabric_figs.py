@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ibwire.report.sample import MAX_POINTS
+from ibwire.report.sample import pick
 
 MAX_PORTS = 12
 TRAFFIC = ("port_xmit_pkts", "port_rcv_pkts")
@@ -115,15 +116,20 @@ def counters_figure(fab: dict[str, Any]) -> go.Figure | None:
     fig = make_subplots(rows=len(ports), cols=2, subplot_titles=titles,
                         vertical_spacing=min(0.08, 0.5 / len(ports)))
     for r, p in enumerate(ports, start=1):
-        reads = [x for x in p["reads"] if x["values"]][:MAX_POINTS]
+        reads = [x for x in p["reads"] if x["values"]]
+        reads = [reads[k] for k in pick(np.arange(len(reads))).tolist()]
         for name in TRAFFIC:
             pts = [(x["ts"], x["rate"][name], x["frame"]) for x in reads
                    if x.get("rate") and name in x["rate"]]
             _line(fig, pts, name, r, 1)
-        for name in sorted({k for x in reads for k, v in x["values"].items()
-                            if v and k not in TRAFFIC and "data" not in k}):
+        watched = sorted({k for x in reads for k, v in x["values"].items()
+                          if v and k not in TRAFFIC and "data" not in k})
+        for name in watched:
             _line(fig, [(x["ts"], x["values"].get(name), x["frame"]) for x in reads],
                   name, r, 2)
+        if not watched:
+            fig.add_annotation(text="all zero", showarrow=False, row=r, col=2,
+                               xref="x domain", yref="y domain", x=0.5, y=0.5)
         for x in p["reads"]:
             if x["reset"]:
                 for c in (1, 2):

@@ -16,8 +16,8 @@ from ibwire.report.collect import Capture
 NAK_WORDS = {"psn_seq_err": "PSN sequence NAKs", "invalid_request": "invalid-request NAKs",
              "remote_access": "remote-access NAKs", "remote_operational":
              "remote-operational NAKs", "invalid_rd": "invalid-RD NAKs"}
-REASON_WORDS = {"nak_seq": "PSN sequence NAKs", "timeout": "timeouts", "rnr": "RNR NAKs",
-                "implied_nak": "implied NAKs"}
+REASON_WORDS = {"nak_seq": "PSN sequence NAKs", "timeout": "timeouts",
+                "implied_nak": "implied NAKs", "none": "unknown causes"}
 
 
 @dataclass
@@ -29,6 +29,11 @@ class Finding:
 
 def anchor(cap_index: int, kind: str, key: object = "") -> str:
     return f"f{cap_index}-{kind}{'-' + str(key) if key != '' else ''}"
+
+
+def plural(n: int, word: str) -> str:
+    """`1 timeout`, `2 timeouts` (words given in the plural)."""
+    return f"{n} {word[:-1] if n == 1 and word.endswith('s') else word}"
 
 
 def fmt_ns(ns: float | None) -> str:
@@ -78,24 +83,27 @@ def _rc(i: int, cap: Capture) -> list[Finding]:
     for c in cap.rc_doc["connections"]:
         h = c["half_connection"]
         parts = []
+        mine = reasons.get(h, {})
         if c["go_back_n"]:
-            why = ", ".join(f"{n} {REASON_WORDS.get(k, k)}" for k, n in
-                            sorted(reasons.get(h, {}).items(), key=lambda kv: -kv[1]))
-            parts.append(f"{c['go_back_n']} go-back-N episodes" + (f" after {why}" if why
-                                                                     else ""))
+            why = ", ".join(plural(n, REASON_WORDS.get(k, k)) for k, n in
+                            sorted(mine.items(), key=lambda kv: -kv[1]) if k != "rnr")
+            parts.append(plural(c["go_back_n"], "go-back-N episodes") + (f" after {why}" if why
+                                                                          else ""))
+        if mine.get("rnr"):
+            parts.append(plural(mine["rnr"], "resend episodes after RNR NAKs"))
         if c["retransmitted_packets"]:
             pct = 100 * c["retransmitted_bytes"] / c["bytes"] if c["bytes"] else 0
-            parts.append(f"{c['retransmitted_packets']} retransmitted packets, "
-                         f"{pct:.1f} % of bytes")
+            parts.append(plural(c["retransmitted_packets"], "retransmitted packets") +
+                         f", {pct:.1f} % of bytes")
         naks = {k: v for k, v in c["naks"].items() if v}
         if naks and not c["go_back_n"]:
-            parts.append(", ".join(f"{v} {NAK_WORDS.get(k, k)}" for k, v in naks.items()))
+            parts.append(", ".join(plural(v, NAK_WORDS.get(k, k)) for k, v in naks.items()))
         for key, words in (("rnr_naks", "RNR NAKs"), ("lost_before_capture",
                            "PSNs lost before the capture point"), ("lost_after_capture",
                            "packets lost after the capture point"), ("bad_icrc",
                            "packets with a bad ICRC")):
             if c[key]:
-                parts.append(f"{c[key]} {words}")
+                parts.append(plural(c[key], words))
         if not parts:
             continue
         rtt = c["ack_rtt_us"]

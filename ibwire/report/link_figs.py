@@ -13,7 +13,7 @@ from plotly.subplots import make_subplots
 from ibwire.analysis.congestion import CNP_OPCODES, ECN_CE
 from ibwire.analysis.credit_input import TIME_COLUMN
 from ibwire.analysis.link_report import LinkOptions, timeline
-from ibwire.report.sample import MAX_POINTS, MAX_SHAPES, ms, pick, time_bins
+from ibwire.report.sample import MAX_SHAPES, ms, pick, time_bins
 
 FRAME = "frame.number == {0}"
 RANGE = "frame.number >= {0} && frame.number <= {1}"
@@ -55,7 +55,7 @@ def pfc_figure(doc: dict[str, Any], t0: int) -> go.Figure | None:
     ivs = doc["pfc"]["intervals"]
     if not ivs:
         return None
-    shown = [ivs[i] for i in pick(np.arange(len(ivs)), MAX_POINTS).tolist()]
+    shown = [ivs[i] for i in pick(np.arange(len(ivs))).tolist()]
     rows = [f"{iv['port']} prio {iv['priority']}" for iv in shown]
     storms = {(s["port"], s["priority"]) for s in doc["pfc"]["storms"]}
     fig = go.Figure(go.Bar(
@@ -94,10 +94,10 @@ def ecn_figure(cols: dict[str, np.ndarray], t0: int) -> go.Figure | None:
     for name, m in marks.items():
         c, sums, rng, width = time_bins(ts[m], np.ones(int(m.sum())), fn[m], t0, t1)
         keep = sums > 0
-        fig.add_trace(go.Scatter(x=c[keep], y=sums[keep] / width, customdata=rng[keep],
-                                 meta=RANGE, mode="lines+markers", name=name,
-                                 hovertemplate="frames %{customdata[0]}-%{customdata[1]}"
-                                               "<br>%{y:.3g} /s<extra>" + name + "</extra>"))
-    fig.update_layout(height=320, xaxis_title="ms since the first packet",
-                      yaxis_title="per second", **LAYOUT)
+        fig.add_trace(go.Bar(x=c[keep], y=sums[keep], customdata=rng[keep], meta=RANGE,
+                             name=name, hovertemplate="frames %{customdata[0]}-"
+                             "%{customdata[1]}<br>%{y:.0f} in " + f"{width * 1e3:.3g} ms"
+                             "<extra>" + name + "</extra>"))
+    fig.update_layout(height=320, xaxis_title="ms since the first packet", barmode="group",
+                      yaxis_title=f"per {width * 1e3:.3g} ms", **LAYOUT)
     return fig

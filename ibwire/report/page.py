@@ -60,12 +60,12 @@ def render(caps: list[Capture], fab: dict[str, Any] | None,
     plots = Plots()
     found = findings(caps, fab)
     parts = [_headline(caps, found)]
+    step("drawing the fabric")
+    parts.append(_fabric(fab, caps[0].path if caps else "", plots))
     for i, cap in enumerate(caps):
         step(f"drawing {cap.path}")
         t0 = cap.summary.first_ns or 0
         parts.append(capture_sections(i, cap, plots, t0))
-    step("drawing the fabric")
-    parts.append(_fabric(fab, caps[0].path if caps else "", plots))
     title = "ibwire report: " + ", ".join(c.path for c in caps)
     when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -99,6 +99,8 @@ def _episodes(fig: go.Figure, eps: list[dict[str, Any]], frames: np.ndarray,
 
 
 def figure_order(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Connections, the most troubled first."""
-    return sorted(doc["connections"], key=lambda c: (-c["go_back_n"],
-                  -c["retransmitted_packets"], -c["packets"]))
+    """Connections with a sequence to follow (not UD-only: management and datagrams
+    have no PSN stream worth a picture), the most troubled first."""
+    seq = [c for c in doc["connections"] if set(c["transport"].split("/")) - {"UD", "?"}]
+    return sorted(seq, key=lambda c: (-c["go_back_n"], -c["retransmitted_packets"],
+                                      -c["packets"]))

@@ -10,8 +10,9 @@ TIME_BINS = 200          # rate plots
 MAX_SHAPES = 300         # shaded intervals per figure
 
 
-def pick(idx: np.ndarray, limit: int = MAX_POINTS) -> np.ndarray:
-    """At most `limit` of `idx`, evenly spread, first and last kept."""
+def pick(idx: np.ndarray, limit: int | None = None) -> np.ndarray:
+    """At most `limit` (default MAX_POINTS) of `idx`, evenly spread, first and last kept."""
+    limit = limit or MAX_POINTS
     if len(idx) <= limit:
         return idx
     return idx[np.linspace(0, len(idx) - 1, limit).round().astype(np.int64)]

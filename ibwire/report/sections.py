@@ -3,6 +3,8 @@ episodes), link (credits, PFC, ECN/CNP), expert items, opcodes and MADs."""
 
 from __future__ import annotations
 
+import time
+
 from ibwire.report import link_figs, rc_figs
 from ibwire.report import tables as T
 from ibwire.report.collect import Capture
@@ -39,7 +41,12 @@ def summary_cards(i: int, cap: Capture) -> str:
 
 def capture_sections(i: int, cap: Capture, plots: Plots, t0: int) -> str:
     f = cap.path
-    parts = [section(anchor(i, "summary"), f"Capture {f}", summary_cards(i, cap) +
+    h = headline(cap)
+    first = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime((h["first_ns"] or 0) / 1e9))
+    text = (f"{h['packets']} packets, {h['bytes']} bytes from {first} over "
+            f"{fmt_ns(h['span_ns'])}. Every number here is also in `ibwire rc {f} -T json`, "
+            f"`ibwire credits {f} -T json` and `ibwire stats {f}`.")
+    parts = [section(anchor(i, "summary"), f"Capture {f}", note(text) +
                      (note(f"Read stopped early: {cap.error}") if cap.error else ""))]
     parts.append(_connections(i, cap, plots, t0))
     parts.append(_link(i, cap, plots, t0))
