@@ -31,9 +31,15 @@ def anchor(cap_index: int, kind: str, key: object = "") -> str:
     return f"f{cap_index}-{kind}{'-' + str(key) if key != '' else ''}"
 
 
-def plural(n: int, word: str) -> str:
-    """`1 timeout`, `2 timeouts` (words given in the plural)."""
-    return f"{n} {word[:-1] if n == 1 and word.endswith('s') else word}"
+def plural(n: int, words: str) -> str:
+    """`2 PSNs lost`, `1 PSN lost`: the first plural word loses its s when n is 1."""
+    if n == 1:
+        parts = words.split(" ")
+        k = next((i for i, w in enumerate(parts) if w.endswith("s")), None)
+        if k is not None:
+            parts[k] = parts[k][:-1]
+        words = " ".join(parts)
+    return f"{n} {words}"
 
 
 def fmt_ns(ns: float | None) -> str:
