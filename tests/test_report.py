@@ -118,3 +118,19 @@ def test_unreadable_file_reported(tmp_path, capsys):
     assert "truncated" in err and out.exists()
     v = _values(out.read_text())
     assert int(v["f0.packets"]) == 15      # the good records before the damage
+
+
+@pytest.mark.parametrize("cap", SAMPLES, ids=[p.name for p in SAMPLES])
+def test_one_read_gives_the_commands_columns(cap):
+    """The report's single read builds exactly the columns `ibwire rc` and `ibwire
+    credits` build (so their analyses, run on them, agree)."""
+    from ibwire.analysis.credit_input import credit_columns
+    from ibwire.analysis.rc_input import rc_columns
+
+    got = read_capture(str(cap), progress=False)
+    for want, have in ((credit_columns(str(cap)), got.credit_cols),
+                       (rc_columns(str(cap)), got.rc.cols)):
+        assert want.keys() == have.keys()
+        for name in want:
+            assert want[name].dtype == have[name].dtype, name
+            assert np.array_equal(want[name], have[name]), name

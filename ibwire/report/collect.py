@@ -24,6 +24,7 @@ from ibwire.cli.reader import InputError, decode_options, packets
 from ibwire.cli.stats.expert import Expert
 from ibwire.cli.stats.histograms import MadHistogram, OpcodeHistogram
 from ibwire.cli.stats.summary import Summary
+from ibwire.report.indexed import Indexed
 
 
 @dataclass
@@ -64,8 +65,9 @@ def read_capture(path: str, progress: bool = True) -> Capture:
         for info in packets(path, decode_options([]), progress=progress):
             pkt = info.pkt
             assert pkt is not None
-            rcb.add(pkt)
-            crb.add(pkt)
+            fast = Indexed(pkt)
+            rcb.add(fast)  # type: ignore[arg-type]
+            crb.add(fast)  # type: ignore[arg-type]
             for st in (summary, ops, mads, expert):
                 st.add(info, pkt)
     except (CaptureError, InputError) as exc:
