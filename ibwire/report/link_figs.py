@@ -24,7 +24,8 @@ LAYOUT = {"margin": {"l": 60, "r": 20, "t": 30, "b": 40}, "hovermode": "closest"
 
 def credits_figure(cols: dict[str, np.ndarray], t0: int, opts: LinkOptions | None = None
                    ) -> go.Figure | None:
-    series = sorted(timeline(cols, opts).items())[:MAX_ROWS]
+    series = [kv for kv in sorted(timeline(cols, opts).items()) if len(kv[1]["t_ns"])]
+    series = series[:MAX_ROWS]
     if not series:
         return None
     fn = cols["frame.number"]

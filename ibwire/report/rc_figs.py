@@ -52,7 +52,7 @@ def connection_figure(res: RcResult, conn: dict[str, Any], episodes: list[dict[s
         k = pick(np.flatnonzero(mask))
         fig.add_trace(_marks(x[k], y[k], fn[k], name, symbol, color, size), row=1, col=1)
     mine = [e for e in episodes if e["half_connection"] == h]
-    _episodes(fig, mine, cols["frame.number"], res, t0)
+    _episodes(fig, mine, res, t0)
     pay = cols["ibwire.payload_len"][rows].astype(np.float64)
     if len(rows):
         for name, mask, color in (("new bytes", req & ~retx, "#1f77b4"),
@@ -60,24 +60,24 @@ def connection_figure(res: RcResult, conn: dict[str, Any], episodes: list[dict[s
             c, sums, rng, width = time_bins(ts[mask], pay[mask], fn[mask], int(ts.min()),
                                             int(ts.max()))
             off = (int(ts.min()) - t0) / 1e6
-            fig.add_trace(go.Bar(x=c + off, y=sums * 8 / width / 1e6, customdata=rng,
+            fig.add_trace(go.Bar(x=c + off, y=sums * 8 / width / 1e9, customdata=rng,
                                  meta=RANGE, name=name, marker_color=color,
                                  hovertemplate="frames %{customdata[0]}-%{customdata[1]}"
-                                               "<br>%{y:.3g} Mb/s<extra>" + name +
+                                               "<br>%{y:.3g} Gb/s<extra>" + name +
                                                "</extra>"), row=2, col=1)
     fig.update_layout(barmode="stack", height=520, margin={"l": 60, "r": 20, "t": 30,
                       "b": 40}, legend={"orientation": "h", "y": 1.08},
                       hovermode="closest")
     fig.update_yaxes(title_text="PSN (relative)", row=1, col=1)
-    fig.update_yaxes(title_text="payload Mb/s", row=2, col=1)
+    fig.update_yaxes(title_text="payload Gb/s", row=2, col=1)
     fig.update_xaxes(title_text="ms since the first packet", row=2, col=1)
     return fig
 
 
-def _episodes(fig: go.Figure, eps: list[dict[str, Any]], frames: np.ndarray,
-              res: RcResult, t0: int) -> None:
-    """Shade each episode from its cause to its last resend; a marker at its start
-    (hover: reason, click: the dump command for the whole episode)."""
+def _episodes(fig: go.Figure, eps: list[dict[str, Any]], res: RcResult, t0: int) -> None:
+    """Shade each episode from its cause to its last resend; a marker on its first
+    resend (beside the NAK that caused it; hover: reason, click: the dump command
+    for the whole episode)."""
     if not eps:
         return
     shown = eps[:MAX_SHAPES]
@@ -90,7 +90,7 @@ def _episodes(fig: go.Figure, eps: list[dict[str, Any]], frames: np.ndarray,
     hc = res.streams.hc == shown[0]["half_connection"]
     base = res.upsn[hc].min() if hc.any() else 0
     fig.add_trace(go.Scatter(
-        x=[(e["start_ns"] - t0) / 1e6 for e in shown], y=res.upsn[rows] - base,
+        x=(res.cols["frame.time_ns"][rows] - t0) / 1e6, y=res.upsn[rows] - base,
         customdata=[e["episode"] for e in shown], meta=EPISODE, mode="markers",
         name="go-back-N episode", marker={"symbol": "diamond", "color": "orange", "size": 10},
         text=[f"{e['reason']}, {e['packets']} packets, frames {e['first_frame']}-"

@@ -83,7 +83,7 @@ def _link(i: int, cap: Capture, plots: Plots, t0: int) -> str:
     body = ""
     fig = link_figs.credits_figure(cols, t0)
     body += f'<h3 id="{anchor(i, "credits")}">Link credits</h3>'
-    if fig is not None:
+    if fig is not None and doc["link_credits"]["link_packets"]:
         body += plots.div(fig, anchor(i, "credits-p"), f, "Credits available per direction "
                           "and VL (64-byte blocks); red: credit stalls")
         body += T.credits_per_vl(doc, anchor(i, "credits-t"), f).html()

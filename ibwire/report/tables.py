@@ -39,18 +39,22 @@ class Table:
                 f'<script type="application/json">{payload}</script></div>')
 
 
+def _gbps(bps: float | None) -> float | None:
+    return None if bps is None else round(bps / 1e9, 4)
+
+
 def connections(doc: dict[str, Any], tid: str, file: str) -> Table:
     rows, filters = [], []
     for c in doc["connections"]:
         rtt = c["ack_rtt_us"]
         rows.append([c["half_connection"], conn_label(c), c["transport"], c["packets"],
-                     c["messages"], c["bytes"], c["goodput_bps"], c["retransmitted_packets"],
+                     c["messages"], c["bytes"], _gbps(c["goodput_bps"]), c["retransmitted_packets"],
                      c["retransmitted_bytes"], c["go_back_n"], sum(c["naks"].values()),
                      c["rnr_naks"], c["duplicate_requests"], c["lost_before_capture"],
                      c["timeouts"], rtt["p50"], rtt["p99"]])
         filters.append(f"infiniband.analysis.connection == {c['connection']}")
     return Table(tid, "Connections", ["half-conn", "requester → responder", "transport",
-                 "packets", "messages", "bytes", "goodput b/s", "retx pkts", "retx bytes",
+                 "packets", "messages", "bytes", "goodput Gb/s", "retx pkts", "retx bytes",
                  "go-back-N", "NAKs", "RNR NAKs", "dup", "lost", "timeouts", "RTT p50 µs",
                  "RTT p99 µs"], rows, filters, file, "ibwire rc FILE -T json")
 
