@@ -13,6 +13,7 @@ from plotly.subplots import make_subplots
 from ibwire.analysis.congestion import CNP_OPCODES, ECN_CE
 from ibwire.analysis.credit_input import TIME_COLUMN
 from ibwire.analysis.link_report import LinkOptions, timeline
+from ibwire.report.findings import fmt_ns
 from ibwire.report.sample import MAX_SHAPES, ms, pick, time_bins
 
 FRAME = "frame.number == {0}"
@@ -67,6 +68,7 @@ def pfc_figure(doc: dict[str, Any], t0: int) -> go.Figure | None:
         marker_color=["#d62728" if (iv["port"], iv["priority"]) in storms else "#ff7f0e"
                       for iv in shown],
         text=[f"{iv['duration_ns'] / 1e3:.1f} µs, ended by {iv['ended_by']}" for iv in shown],
+        textposition="inside", insidetextanchor="middle",
         hovertemplate="frames %{customdata[0]}-%{customdata[1]}<br>%{text}<extra></extra>"))
     fig.update_layout(height=120 + 40 * len(set(rows)), xaxis_title="ms since the first packet",
                       **LAYOUT)
@@ -97,8 +99,8 @@ def ecn_figure(cols: dict[str, np.ndarray], t0: int) -> go.Figure | None:
         keep = sums > 0
         fig.add_trace(go.Bar(x=c[keep], y=sums[keep], customdata=rng[keep], meta=RANGE,
                              name=name, hovertemplate="frames %{customdata[0]}-"
-                             "%{customdata[1]}<br>%{y:.0f} in " + f"{width * 1e3:.3g} ms"
+                             "%{customdata[1]}<br>%{y:.0f} in " + fmt_ns(width * 1e9) +
                              "<extra>" + name + "</extra>"))
     fig.update_layout(height=320, xaxis_title="ms since the first packet", barmode="group",
-                      yaxis_title=f"per {width * 1e3:.3g} ms", **LAYOUT)
+                      yaxis_title=f"per {fmt_ns(width * 1e9)}", **LAYOUT)
     return fig

@@ -100,7 +100,8 @@ def _link(i: int, cap: Capture, plots: Plots, t0: int) -> str:
     body += f'<h3 id="{anchor(i, "ecn")}">ECN marks and CNPs</h3>'
     fig = link_figs.ecn_figure(cols, t0)
     if fig is not None:
-        body += plots.div(fig, anchor(i, "ecn-p"), f, "Congestion signals per second")
+        body += plots.div(fig, anchor(i, "ecn-p"), f, "Congestion signals (ECN CE, FECN, BECN, "
+                          "CNPs) per time bin")
         body += T.flows(doc, anchor(i, "flows"), f).html()
     else:
         body += note("No ECN CE marks, FECN/BECN or CNPs.")
