@@ -121,11 +121,14 @@ def test_unreadable_file_reported(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("cap", SAMPLES, ids=[p.name for p in SAMPLES])
-def test_one_read_gives_the_commands_columns(cap):
+def test_one_read_gives_the_commands_columns(cap, monkeypatch):
     """The report's single read builds exactly the columns `ibwire rc` and `ibwire
-    credits` build (so their analyses, run on them, agree)."""
+    credits` build (so their analyses, run on them, agree), also in chunks."""
     from ibwire.analysis.credit_input import credit_columns
     from ibwire.analysis.rc_input import rc_columns
+    from ibwire.report import chunks
+
+    monkeypatch.setattr(chunks, "CHUNK", 37)
 
     got = read_capture(str(cap), progress=False)
     for want, have in ((credit_columns(str(cap)), got.credit_cols),

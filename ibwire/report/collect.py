@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from ibwire.analysis import credit_input, rc_input
 from ibwire.analysis.rc import RcResult, analyze
 from ibwire.analysis.rc_report import _EXPERT as RC_EXPERT
 from ibwire.analysis.rc_report import document, expert_items
@@ -24,6 +23,7 @@ from ibwire.cli.reader import InputError, decode_options, packets
 from ibwire.cli.stats.expert import Expert
 from ibwire.cli.stats.histograms import MadHistogram, OpcodeHistogram
 from ibwire.cli.stats.summary import Summary
+from ibwire.report.chunks import Chunked
 from ibwire.report.indexed import Indexed
 
 
@@ -59,21 +59,19 @@ def read_capture(path: str, progress: bool = True) -> Capture:
 
     summary, ops, mads, expert = Summary(source=path), OpcodeHistogram(), MadHistogram(), \
         Expert()
-    rcb, crb = rc_input.ColumnBuilder(), credit_input.ColumnBuilder()
+    builders = Chunked()
     problem = None
     try:
         for info in packets(path, decode_options([]), progress=progress):
             pkt = info.pkt
             assert pkt is not None
-            fast = Indexed(pkt)
-            rcb.add(fast)  # type: ignore[arg-type]
-            crb.add(fast)  # type: ignore[arg-type]
+            builders.add(Indexed(pkt))
             for st in (summary, ops, mads, expert):
                 st.add(info, pkt)
     except (CaptureError, InputError) as exc:
         problem = str(exc)
-    res = analyze(rcb.columns())
-    cols = crb.finish()
+    rc_cols, cols = builders.finish()
+    res = analyze(rc_cols)
     cap = Capture(path, summary, ops, mads, expert, res, document(res, path), cols,
                   link_report(cols, file=path), problem)
     _add_rc_expert(cap)
