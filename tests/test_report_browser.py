@@ -129,3 +129,29 @@ def test_tables_sort_and_page(browser, pages):
         return [asc, desc, pager];""")
     asc, desc, _ = res
     assert asc == sorted(asc) and desc == sorted(desc, reverse=True) and asc != desc
+
+
+def test_table_pages(browser, tmp_path):
+    """60 rows: three pages of 25, 25 and 10; sorting goes back to the first page."""
+    from ibwire.report.assets import CSS, JS
+    from ibwire.report.tables import Table
+
+    t = Table("t", "T", ["n", "name"], [[i, f"row {i}"] for i in range(60)],
+              [f"frame.number == {i + 1}" for i in range(60)], "x.pcap")
+    page = tmp_path / "t.html"
+    page.write_text(f"<html><head><style>{CSS}</style><script>{JS}</script></head><body>"
+                    f'{t.html()}<div id="dumpbox"><button>x</button><code></code></div>'
+                    "</body></html>")
+    browser.get(page.as_uri())
+    got = browser.execute_script("""
+        const el = document.getElementById('t');
+        const rows = () => [...el.querySelectorAll('tbody tr')].map(r => +r.cells[0].textContent);
+        const next = () => el.querySelectorAll('.pager button')[2].click();
+        const out = [rows()]; next(); out.push(rows()); next(); out.push(rows());
+        el.querySelector('th').click(); el.querySelector('th').click(); out.push(rows());
+        el.querySelector('tbody tr').click();
+        out.push(document.querySelector('#dumpbox code').textContent);
+        return out;""")
+    assert got[0] == list(range(25)) and got[1] == list(range(25, 50))
+    assert got[2] == list(range(50, 60)) and got[3] == list(range(59, 34, -1))
+    assert got[4] == "ibwire dump -r 'x.pcap' -Y 'frame.number == 60'"
