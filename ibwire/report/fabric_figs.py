@@ -128,8 +128,10 @@ def counters_figure(fab: dict[str, Any]) -> go.Figure | None:
             _line(fig, [(x["ts"], x["values"].get(name), x["frame"]) for x in reads],
                   name, r, 2)
         if not watched:
-            fig.add_annotation(text="all zero", showarrow=False, row=r, col=2,
-                               xref="x domain", yref="y domain", x=0.5, y=0.5)
+            # in paper coordinates: plotly.js draws no axes for a subplot without data
+            sp = fig.get_subplot(r, 2)
+            fig.add_annotation(text="all zero", showarrow=False, xref="paper", yref="paper",
+                               x=sum(sp.xaxis.domain) / 2, y=sum(sp.yaxis.domain) / 2)
         for x in p["reads"]:
             if x["reset"]:
                 for c in (1, 2):

@@ -45,7 +45,9 @@ def _fabric(fab: dict[str, Any] | None, file: str, plots: Plots) -> str:
     body += "".join(note(m) for m in fab["missing"])
     fig = fabric_figs.counters_figure(fab)
     body += '<h3 id="fabric-counters">Port counters over time</h3>'
-    body += plots.div(fig, "fabric-counters-p", file, "Dashed: counter reset") \
+    body += plots.div(fig, "fabric-counters-p", file, "Left: port_xmit_pkts and "
+                      "port_rcv_pkts per second between reads; right: the watched counters; "
+                      "dashed: counter reset (CounterSelect)") \
         if fig is not None else note("No PortCounters reads in the capture.")
     if fab["links"]:
         body += T.links(fab, "fabric-links", file).html()
