@@ -78,31 +78,29 @@ def _connections(i: int, cap: Capture, plots: Plots, t0: int) -> str:
     return section(anchor(i, "rc"), "Connections (ibwire rc)", body)
 
 
+# (anchor kind, heading, figure, table, caption, note when there is nothing to show)
+LINK_PARTS = (
+    ("credits", "Link credits",
+     lambda cap, t0: link_figs.credits_figure(cap.credit_cols, t0)
+     if cap.credits_doc["link_credits"]["link_packets"] else None,
+     T.credits_per_vl, "Credits available per direction and VL (64-byte blocks); red: "
+     "credit stalls", "No link flow-control packets: per-VL credits cannot be reconstructed."),
+    ("pfc", "Priority flow control", lambda cap, t0: link_figs.pfc_figure(cap.credits_doc, t0),
+     T.pfc, "Pauses per port and priority (red: pause storm)", "No PAUSE or PFC frames."),
+    ("ecn", "ECN marks and CNPs", lambda cap, t0: link_figs.ecn_figure(cap.credit_cols, t0),
+     T.flows, "Congestion signals (ECN CE, FECN, BECN, CNPs) per time bin",
+     "No ECN CE marks, FECN/BECN or CNPs."),
+)
+
+
 def _link(i: int, cap: Capture, plots: Plots, t0: int) -> str:
-    doc, f, cols = cap.credits_doc, cap.path, cap.credit_cols
     body = ""
-    fig = link_figs.credits_figure(cols, t0)
-    body += f'<h3 id="{anchor(i, "credits")}">Link credits</h3>'
-    if fig is not None and doc["link_credits"]["link_packets"]:
-        body += plots.div(fig, anchor(i, "credits-p"), f, "Credits available per direction "
-                          "and VL (64-byte blocks); red: credit stalls")
-        body += T.credits_per_vl(doc, anchor(i, "credits-t"), f).html()
-    else:
-        body += note("No link flow-control packets: per-VL credits cannot be reconstructed.")
-    body += f'<h3 id="{anchor(i, "pfc")}">Priority flow control</h3>'
-    fig = link_figs.pfc_figure(doc, t0)
-    if fig is not None:
-        body += plots.div(fig, anchor(i, "pfc-p"), f, "Pauses per port and priority "
-                          "(red: pause storm)")
-        body += T.pfc(doc, anchor(i, "pfc-t"), f).html()
-    else:
-        body += note("No PAUSE or PFC frames.")
-    body += f'<h3 id="{anchor(i, "ecn")}">ECN marks and CNPs</h3>'
-    fig = link_figs.ecn_figure(cols, t0)
-    if fig is not None:
-        body += plots.div(fig, anchor(i, "ecn-p"), f, "Congestion signals (ECN CE, FECN, BECN, "
-                          "CNPs) per time bin")
-        body += T.flows(doc, anchor(i, "flows"), f).html()
-    else:
-        body += note("No ECN CE marks, FECN/BECN or CNPs.")
+    for kind, heading, figure, table, caption, empty in LINK_PARTS:
+        body += f'<h3 id="{anchor(i, kind)}">{esc(heading)}</h3>'
+        fig = figure(cap, t0)
+        if fig is None:
+            body += note(empty)
+            continue
+        body += plots.div(fig, anchor(i, kind + "-p"), cap.path, caption)
+        body += table(cap.credits_doc, anchor(i, kind + "-t"), cap.path).html()
     return section(anchor(i, "link"), "Link: credits, PFC, congestion (ibwire credits)", body)
