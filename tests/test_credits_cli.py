@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import PCAPS
+from conftest import PCAPS, capture_params
 
 from ibwire.analysis.credit_fields import ABSENT, FIELDS, credit_fields
 from ibwire.analysis.credit_input import TIME_COLUMN, credit_columns
@@ -204,3 +204,20 @@ def test_global_pause_pauses_every_priority():
     rep = analyze_pfc(credit_columns(path), link_gbps=100.0)
     assert [(i["priority"], i["start_ns"] - 10**18, i["duration_ns"], i["ended_by"])
             for i in rep.intervals] == [(p, 0, 5_000, "xon") for p in range(8)]
+
+
+@pytest.mark.parametrize("path", capture_params("rxe", "public"))
+def test_real_captures_no_link_packets_aeth(path, capsys):
+    import ibwire
+
+    code, out = _run(capsys, "credits", str(path), "-T", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["link_credits"]["link_packets"] == 0 and doc["pfc"]["pause_frames"] == 0
+    acks: dict[int, list] = {}
+    for pkt in ibwire.read(str(path)):
+        syn = pkt.get("infiniband.aeth.syndrome")
+        if syn is not None and (syn >> 5) & 3 == 0:
+            acks.setdefault(pkt["infiniband.bth.destqp"], []).append(syn & 0x1F)
+    got = {a["dest_qp"]: (a["acks"], a["no_credit_info"]) for a in doc["aeth_credits"]}
+    assert got == {q: (len(c), c.count(31)) for q, c in acks.items()}

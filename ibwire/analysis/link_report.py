@@ -28,14 +28,21 @@ class LinkOptions:
 
 
 def _aeth_credits(cols: dict[str, np.ndarray]) -> list[dict[str, Any]]:
-    """End-to-end credits of RC responders (AETH), per QP the ACKs go to."""
+    """End-to-end credits of RC responders (AETH ACKs), per QP the ACKs go to. Credit
+    code 31 carries no credit information (e.g. responders without SRQ limits)."""
+    syn = cols["infiniband.aeth.syndrome"].astype(np.int64)
     cr = cols["infiniband.aeth.credits"].astype(np.int64)
     qp = cols["infiniband.bth.destqp"]
+    ack = (syn >= 0) & ((syn >> 5) & 3 == 0)
     out = []
-    for q in np.unique(qp[cr >= 0]).tolist():
-        v = cr[(cr >= 0) & (qp == q)]
-        out.append({"dest_qp": q, "acks": int(v.size), "min": int(v.min()),
-                    "max": int(v.max()), "last": int(v[-1]),
+    for q in np.unique(qp[ack]).tolist():
+        m = ack & (qp == q)
+        v = cr[m & (cr >= 0)]
+        out.append({"dest_qp": q, "acks": int(m.sum()),
+                    "no_credit_info": int((m & (cr < 0)).sum()),
+                    "min": int(v.min()) if v.size else None,
+                    "max": int(v.max()) if v.size else None,
+                    "last": int(v[-1]) if v.size else None,
                     "zero_credit_acks": int((v == 0).sum())})
     return out
 

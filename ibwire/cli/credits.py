@@ -104,9 +104,10 @@ def _credits(doc: dict[str, Any], out: Output | Lines, stalls: bool) -> None:
         if ae:
             out.line("  What remains: end-to-end credits that RC responders advertise in "
                      "AETH (receive WQEs), per QP the ACKs go to:")
-            _table(out, ["  QP", "ACKs", "Min", "Max", "Last", "Zero-credit ACKs"],
-                   [[f"  {a['dest_qp']:#08x}", a["acks"], a["min"], a["max"], a["last"],
-                     a["zero_credit_acks"]] for a in ae])
+            _table(out, ["  QP", "ACKs", "No credit info", "Min", "Max", "Last",
+                         "Zero-credit ACKs"],
+                   [[f"  {a['dest_qp']:#08x}", a["acks"], a["no_credit_info"], a["min"],
+                     a["max"], a["last"], a["zero_credit_acks"]] for a in ae])
         else:
             out.line("  No AETH end-to-end credits either (no RC acknowledgements).")
     else:
