@@ -5,6 +5,8 @@ directions, several connections, native IB, ERF, CM)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from rc_helpers import compare, explained, generate
 
 from ibwire.analysis import rc_rules as R
@@ -88,3 +90,27 @@ def test_episode_reasons_match_requester(tmp_path):
         stats = truth["connections"][0]["a"]["requester"]["stats"]
         want = sum(v for k, v in stats.items() if k.startswith("retry_"))
         assert res.counts[:, R.COUNT["go_back_n"]].sum() == want, seed
+
+
+@given(seed=st.integers(0, 10_000), loss=st.sampled_from([0.0, 0.02, 0.06]),
+       before=st.sampled_from([0.0, 0.5, 1.0]), rnr=st.sampled_from([0.0, 0.05]),
+       corrupt=st.sampled_from([0.0, 0.02]), encap=st.sampled_from(["roce2", "ib", "roce1"]),
+       bidirectional=st.booleans(),
+       psn_start=st.one_of(st.none(), st.integers(0xFFFF00, 0xFFFFFF)))
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_property_any_generated_capture(tmp_path, seed, loss, before, rnr, corrupt, encap,
+                                        bidirectional, psn_start):
+    """Random scenarios: exact truth, or one of the documented capture-point limits."""
+    path, truth = generate(tmp_path, "rc_loss", seed, loss=loss, loss_before_tap=before,
+                           rnr=rnr, corrupt=corrupt, encap=encap, messages=30,
+                           bidirectional=bidirectional, psn_start=psn_start)
+    res, diff = compare(path, truth)
+    for kind, (extra, missing) in diff.items():
+        if kind == "retransmission":
+            assert explained(truth, res, extra, missing) == [], (kind, extra, missing)
+        elif kind == "rnr_retry":
+            assert not missing and len(extra) <= sum(
+                1 for e in truth["rnr_naks"] if e["retry_frame"] is None), extra
+        else:
+            assert not extra and not missing, (kind, extra, missing)

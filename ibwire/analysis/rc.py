@@ -147,7 +147,8 @@ def analyze(cols: dict[str, np.ndarray], *, use_numba: bool = True) -> RcResult:
         counts=np.zeros((n_hc, len(R.COUNT_NAMES)), np.int64))
     global LAST_KERNEL_SECONDS
     t0 = time.perf_counter()
-    run(hc, cls, upsn, cols["infiniband.aeth.syndrome"], cols["infiniband.reth.dmalen"],
+    run(hc, cls, upsn, cols["infiniband.aeth.syndrome"], cols["infiniband.aeth.msn"],
+        cols["infiniband.reth.dmalen"],
         paylen, cols["infiniband.invariant.crc.status"], first, prev,
         _pmtu(max_pay), start_u, ts, rtt, res.flags, res.ref, res.episode, res.trig,
         res.acked, res.credits, res.msg, res.gap, res.reason, res.counts)

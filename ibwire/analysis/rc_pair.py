@@ -9,8 +9,11 @@ order (docs/rc-analysis.md, "Pairing"):
    pair X:qx with Y:qy in both directions (IBA §12.6.5, §12.6.8).
 2. Endpoints: the request flows X->Y and the response flows Y->X of one endpoint
    pair; when each side has one flow they pair directly.
-3. PSN matching: otherwise each response flow goes to the request flow holding
-   most of its PSNs (responses carry the PSN of the request they answer).
+3. Matching: otherwise each response flow goes to the request flow it fits best:
+   first by MSN (the responder's count of completed messages must track the
+   request flow's message ends), then by PSN (each response's PSN at or shortly
+   before the last request PSN sent before it); when both hosts are requesters the
+   reverse pair of the same QP pair adds its fit.
 
 UC and UD flows have no responses: each request flow is its own stream.
 """
@@ -21,13 +24,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ibwire.analysis.rc_rules import C_REQUEST, C_RESPONSE, OPCLASS
+from ibwire.analysis.rc_rules import C_LAST, C_REQUEST, C_RESPONSE, OPCLASS
 from ibwire.engines import rc_prepass as prepass
 
 _SHIFT_SRC, _SHIFT_DST = 40, 24
 _QP_MASK = (1 << 24) - 1
 _TABLE_BITS = 20
 _PSN_SAMPLE = 4096
+_ACK_WINDOW = 1 << 12
+_HEAD_ROWS = 1 << 18
 _MAX_FLOWS = 1 << (_TABLE_BITS - 1)
 
 
@@ -105,6 +110,76 @@ def opclasses(op: np.ndarray) -> np.ndarray:
     return cls
 
 
+def _reverse(key: int) -> int:
+    """The flow key with source and destination swapped (same QP field)."""
+    s, d, q = _split(key)
+    return (d << _SHIFT_SRC) | (s << _SHIFT_DST) | q
+
+
+def _find(keys: np.ndarray, key: int) -> int:
+    j = int(np.searchsorted(keys, key))
+    return j if j < len(keys) and keys[j] == key else -1
+
+
+def _msn_fit(psn: np.ndarray, msn: np.ndarray, last: np.ndarray, resp_rows: np.ndarray,
+             req_rows: np.ndarray) -> int:
+    """How many responses carry an MSN that fits these requests: the responder's MSN
+    counts the messages completed (IBA 9.7.5.1.1), so MSN minus the number of distinct
+    message-ending request PSNs up to the response's PSN is one constant."""
+    ends = req_rows[last[req_rows]]
+    rows = resp_rows[msn[resp_rows] >= 0]
+    if not len(ends) or not len(rows) or not len(req_rows):
+        return 0
+    base = int(psn[req_rows[0]])
+    rel_ends = np.unique((psn[ends].astype(np.int64) - base) % (1 << 24))
+    rel = (psn[rows].astype(np.int64) - base) % (1 << 24)
+    k = np.searchsorted(rel_ends, rel, "right")
+    _, counts = np.unique(msn[rows].astype(np.int64) - k, return_counts=True)
+    return int(counts.max())
+
+
+class _RowsOf(dict):
+    """Flow index -> its rows (computed once per flow), at most `limit` of them."""
+
+    def __init__(self, rows: np.ndarray, inv: np.ndarray, limit: int | None = None) -> None:
+        super().__init__()
+        self.rows, self.inv, self.limit = rows, inv, limit
+
+    def __missing__(self, flow: int) -> np.ndarray:
+        got = self.rows[self.inv == flow][:self.limit]
+        self[flow] = got
+        return got
+
+
+def _head(req_rows: np.ndarray, resp_rows: np.ndarray) -> int:
+    """The row where matching stops looking: after _HEAD_ROWS transport rows."""
+    n = len(req_rows) + len(resp_rows)
+    if n <= _HEAD_ROWS:
+        return 1 << 62
+    both = np.concatenate((req_rows[:_HEAD_ROWS], resp_rows[:_HEAD_ROWS]))
+    return int(np.partition(both, _HEAD_ROWS - 1)[_HEAD_ROWS - 1]) + 1
+
+
+def _before(rows: np.ndarray, sample: np.ndarray) -> np.ndarray:
+    """The rows up to the last sampled response: what those responses can answer."""
+    return rows[:np.searchsorted(rows, sample[-1])] if len(sample) else rows[:0]
+
+
+def _answered(psn: np.ndarray, resp_rows: np.ndarray, req_rows: np.ndarray) -> int:
+    """How many of these responses could answer these requests: a response's PSN is at
+    or a little before (within _ACK_WINDOW) the last request PSN sent before it. Streams
+    that start at the same PSN differ in when they send what."""
+    if not len(req_rows) or not len(resp_rows):
+        return 0
+    last = np.searchsorted(req_rows, resp_rows) - 1
+    ok = last >= 0
+    d = (psn[resp_rows[ok]].astype(np.int64) - psn[req_rows[last[ok]]] + (1 << 23)) \
+        % (1 << 24) - (1 << 23)
+    ok = (d <= 0) & (d > -_ACK_WINDOW)
+    # Count the responses that fit; among equal counts, the closer tracking wins.
+    return int(ok.sum()) * _ACK_WINDOW * _PSN_SAMPLE - int(-d[ok].sum())
+
+
 def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> Streams:
     op = cols["infiniband.bth.opcode"]
     cls = opclasses(op) if cls is None else cls
@@ -130,9 +205,13 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
             j = int(np.searchsorted(resp_keys, want))
             if j < len(resp_keys) and resp_keys[j] == want and j not in taken:
                 partner[i], _ = j, taken.add(j)
-    req_psns = psn[is_req]
-    resp_psns = psn[is_resp]
-    sample = _PSN_SAMPLE
+    req_rows, resp_rows = np.flatnonzero(is_req), np.flatnonzero(is_resp)
+    msn, last = cols["infiniband.aeth.msn"], (cls & C_LAST) != 0
+    # Matching looks at the start of the capture only (bounded work on big files).
+    head = _head(req_rows, resp_rows)
+    nq, npr = np.searchsorted(req_rows, head), np.searchsorted(resp_rows, head)
+    req_of = _RowsOf(req_rows[:nq], req_inv[:nq])
+    resp_of = _RowsOf(resp_rows[:npr], resp_inv[:npr], _PSN_SAMPLE)
     for pair, reqs in reqs_by_pair.items():
         free_r = [i for i in reqs if i not in partner]
         free_p = [j for j in by_pair.get(pair, []) if j not in taken]
@@ -142,12 +221,19 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
             continue
         scores = []
         for j in free_p:
-            # The streams' first PSNs decide: responses answer requests near them.
-            rp = resp_psns[np.flatnonzero(resp_inv == j)[:sample]]
+            rrows = resp_of[j]
             for i in free_r:
-                hit = np.isin(rp, req_psns[np.flatnonzero(req_inv == i)[:sample * 8]]).sum()
+                rq = _before(req_of[i], rrows)
+                hit = _msn_fit(psn, msn, last, rrows, rq) * (1 << 40) + _answered(psn, rrows, rq)
+                # Both sides requesters: the reverse pair (requests to qA, responses
+                # to qB) belongs to the same QP pair and must fit as well.
+                ri = _find(req_keys, _reverse(int(resp_keys[j])))
+                rj = _find(resp_keys, _reverse(int(req_keys[i])))
+                if ri >= 0 and rj >= 0:
+                    rr2 = resp_of[rj]
+                    hit += _answered(psn, rr2, _before(req_of[ri], rr2))
                 if hit:
-                    scores.append((-int(hit), i, j))
+                    scores.append((-hit, i, j))
         for _, i, j in sorted(scores):
             if i not in partner and j not in taken:
                 partner[i] = j

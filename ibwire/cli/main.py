@@ -102,9 +102,23 @@ unknown link type are listed undecoded after one warning.
 Exit status: 0 ok, 1 bad input file, 2 bad usage."""
 
 
+# One usage line per command: the top-level usage and the one-line usage after an error.
+USAGES = {
+    "dump": "ibwire dump [options] [-r] FILE",
+    "stats": "ibwire stats [options] FILE [-z SPEC ...]",
+    "fields": "ibwire fields [--filter TEXT]",
+    "credits": "ibwire credits [options] FILE",
+    "fabric": "ibwire fabric [options] FILE...",
+    "gen": "ibwire gen ...",
+    "rc": "ibwire rc [options] FILE",
+    "plot": "ibwire plot FILE (--qp N | --credits | --counters) [options]",
+    "report": "ibwire report FILE... [-o report.html]",
+}
+TOP_USAGE = "ibwire {" + ",".join(USAGES) + "} ..."
+
+
 def build_parser() -> Parser:
-    top = Parser(prog="ibwire",
-                 usage="ibwire {dump,stats,fields,fabric,credits,gen,rc,plot,report} ...",
+    top = Parser(prog="ibwire", usage=TOP_USAGE,
                  description="InfiniBand and RoCE capture analyzer with tshark's flags.")
     from ibwire import __version__
     top.add_argument("--version", action="version", version=f"ibwire {__version__}")
@@ -132,9 +146,9 @@ def build_parser() -> Parser:
     fields = sub.add_parser("fields", help="list every field (like tshark -G fields)",
                             usage="ibwire fields [--filter TEXT]")
     fields.add_argument("--filter", metavar="TEXT", help="only names containing TEXT")
-    importlib.import_module("ibwire.cli.fabric").add_parser(sub)
     from ibwire.cli.credits import add_parser as add_credits
     add_credits(sub)
+    importlib.import_module("ibwire.cli.fabric").add_parser(sub)
     _add_gen(sub)
     from ibwire.cli import plot, rc
     rc.add_parser(sub)
@@ -157,18 +171,8 @@ def _add_gen(sub: Any) -> None:
 
 
 def _usage_line(argv: Sequence[str]) -> str:
-    cmd = next((a for a in argv
-                if a in ("dump", "stats", "fields", "fabric", "credits", "gen", "rc",
-                         "plot", "report")), None)
-    usages = {"dump": "ibwire dump [options] [-r] FILE", "stats":
-              "ibwire stats [options] FILE [-z SPEC ...]", "fields":
-              "ibwire fields [--filter TEXT]", "gen": "ibwire gen ...",
-              "rc": "ibwire rc [options] FILE", "plot": "ibwire plot FILE [options]",
-              "fabric": "ibwire fabric [options] FILE...",
-              "credits": "ibwire credits [options] FILE",
-              "report": "ibwire report FILE... [-o report.html]"}
-    default = "ibwire {dump,stats,fields,fabric,credits,gen,rc,plot,report} ..."
-    return "usage: " + usages.get(cmd or "", default) + \
+    cmd = next((a for a in argv if a in USAGES), None)
+    return "usage: " + USAGES.get(cmd or "", TOP_USAGE) + \
         f" (see ibwire {cmd + ' ' if cmd else ''}--help)"
 
 
@@ -202,8 +206,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.command in ("rc", "plot", "report"):
         mod = importlib.import_module(f"ibwire.cli.{args.command}")
         return int(mod.run(args, out))
-    raise UsageError("a command is required: dump, stats, fields, fabric, credits, gen, rc, plot, "
-                     "report "
+    raise UsageError(f"a command is required: {', '.join(USAGES)} "
                      "(or tshark's flags: ibwire -r FILE ...)")
 
 

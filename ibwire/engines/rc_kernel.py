@@ -15,79 +15,27 @@ RNR NAK, implied NAK) with its PSN and row, `ep_*` the go-back-N episode in
 progress, and a FIFO of outstanding READ/atomic requests.
 """
 
-from __future__ import annotations
+from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 import numpy as np
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_ACK,
-    C_ATOMIC_ACK,
-    C_ATOMIC_REQ,
-    C_LAST,
-    C_READ_REQ,
-    C_READ_RESP,
-    C_RELIABLE,
-    C_REQUEST,
-    C_RESPONSE,
-    C_UC,
-    F_BAD_ICRC,
-    F_COPY,
-    F_DUP,
-    F_DUP_ACK,
-    F_EPISODE,
-    F_GAP,
-    F_IMPLIED,
-    F_LATE,
-    F_LOST_AFTER,
-    F_MSG_END,
-    F_NAK,
-    F_RESP_GAP,
-    F_RESP_OOS,
-    F_RETRY_START,
-    F_RETX,
-    F_RNR,
-    F_RNR_RETRY,
-    F_UC_GAP,
-    GAP_RING,
-    K_ACKS,
-    K_BAD_ICRC,
-    K_BYTES,
-    K_COPIES,
-    K_DUP,
-    K_DUP_ACKS,
-    K_GBN,
-    K_IMPLIED,
-    K_LATE,
-    K_LOST_AFTER,
-    K_LOST_BEFORE,
-    K_MESSAGES,
-    K_NAK0,
-    K_PACKETS,
-    K_REQUESTS,
-    K_RESP_GAPS,
-    K_RESPONSES,
-    K_RETX,
-    K_RETX_BYTES,
-    K_RNR,
-    K_RNR_RETRIES,
-    K_TIMEOUTS,
-    K_UC_GAPS,
-    READ_FIFO,
-    REASON_IMPLIED,
-    REASON_NAK_SEQ,
-    REASON_RNR,
-    REASON_TIMEOUT,
-    SYN_ACK,
-    SYN_NAK,
-    SYN_RNR,
+    C_ACK, C_ATOMIC_ACK, C_ATOMIC_REQ, C_LAST, C_READ_REQ, C_READ_RESP, C_RELIABLE, C_REQUEST,
+    C_RESPONSE, C_UC, F_BAD_ICRC, F_COPY, F_DUP, F_DUP_ACK, F_EPISODE, F_GAP, F_IMPLIED,
+    F_LATE, F_LOST_AFTER, F_MSG_END, F_NAK, F_RESP_GAP, F_RESP_OOS, F_RETRY_START, F_RETX,
+    F_RNR, F_RNR_RETRY, F_UC_GAP, GAP_RING, K_ACKS, K_BAD_ICRC, K_BYTES, K_COPIES, K_DUP,
+    K_DUP_ACKS, K_GBN, K_IMPLIED, K_LATE, K_LOST_AFTER, K_LOST_BEFORE, K_MESSAGES, K_NAK0,
+    K_PACKETS, K_REQUESTS, K_RESP_GAPS, K_RESPONSES, K_RETX, K_RETX_BYTES, K_RNR,
+    K_RNR_RETRIES, K_TIMEOUTS, K_UC_GAPS, READ_FIFO, REASON_IMPLIED, REASON_NAK_SEQ,
+    REASON_RNR, REASON_TIMEOUT, SYN_ACK, SYN_NAK, SYN_RNR,
 )
 
 T_NAK, T_RNR, T_IMPLIED = 1, 2, 4       # pending retry causes (bits of trig_kind)
 CRC_BAD = 0
 
 
-def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
+def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
           flags, ref, episode, trig, acked_n, credits, msg, gap, reason, counts):
     n_hc = len(pmtu)
     init = np.zeros(n_hc, dtype=np.bool_)
@@ -114,6 +62,7 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
     f_head = np.zeros(n_hc, dtype=np.int64)
     f_len = np.zeros(n_hc, dtype=np.int64)
     min_rtt = np.full(n_hc, -1, dtype=np.int64)
+    last_resp = np.full(n_hc, -1, dtype=np.int64)     # previous response row, if no request since
     late_row = np.full(n_hc, -1, dtype=np.int64)
     late_next = np.zeros(n_hc, dtype=np.int64)
     n_ep = 0
@@ -137,6 +86,7 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
             counts[h, K_BAD_ICRC] += 1
         if c & C_REQUEST:
             counts[h, K_REQUESTS] += 1
+            last_resp[h] = -1
             consume = np.int64(1)
             if c & C_READ_REQ and dmalen[i] > 0:
                 consume = (dmalen[i] + pmtu[h] - 1) // pmtu[h]
@@ -315,6 +265,15 @@ def _pass(hc, cls, upsn, syn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, sta
         counts[h, K_RESPONSES] += 1
         s = np.int64(syn[i])
         kind = (s >> 5) & 3 if s >= 0 else -1
+        q = last_resp[h]
+        last_resp[h] = i
+        if (kind == SYN_NAK or kind == SYN_RNR) and q >= 0 and upsn[q] == u and \
+                syn[q] == syn[i] and msn[q] == msn[i]:
+            # The same NAK again with no request in between: a responder NAKs a hole
+            # once (and an RNR NAK answers a request), so the network duplicated it.
+            flags[i] |= F_COPY
+            counts[h, K_COPIES] += 1
+            continue
         if c & C_READ_RESP or c & C_ATOMIC_ACK:
             if f_len[h] > 0 and not flags[i] & F_BAD_ICRC:
                 slot = f_head[h]
