@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ibwire.report.sample import pick
+from ibwire.report.sample import pick, spans
 
 MAX_PORTS = 12
 TRAFFIC = ("port_xmit_pkts", "port_rcv_pkts")
@@ -132,10 +132,9 @@ def counters_figure(fab: dict[str, Any]) -> go.Figure | None:
             sp = fig.get_subplot(r, 2)
             fig.add_annotation(text="all zero", showarrow=False, xref="paper", yref="paper",
                                x=sum(sp.xaxis.domain) / 2, y=sum(sp.yaxis.domain) / 2)
-        for x in p["reads"]:
-            if x["reset"]:
-                for c in (1, 2):
-                    fig.add_vline(x=x["ts"], line_dash="dash", line_color="grey", row=r, col=c)
+        resets = [(x["ts"], x["ts"]) for x in p["reads"] if x["reset"]]
+        for c in (1, 2):
+            spans(fig, resets, r, c, "grey", 1.0, dash=True)
     fig.update_layout(height=230 * len(ports) + 80, margin={"l": 60, "r": 20, "t": 40,
                       "b": 40}, hovermode="closest", showlegend=False)
     fig.update_xaxes(title_text="capture time (s)", row=len(ports))

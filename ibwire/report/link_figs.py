@@ -14,7 +14,7 @@ from ibwire.analysis.congestion import CNP_OPCODES, ECN_CE
 from ibwire.analysis.credit_input import TIME_COLUMN
 from ibwire.analysis.link_report import LinkOptions, timeline
 from ibwire.report.findings import fmt_ns
-from ibwire.report.sample import MAX_SHAPES, ms, pick, time_bins
+from ibwire.report.sample import ms, pick, spans, time_bins
 
 FRAME = "frame.number == {0}"
 RANGE = "frame.number >= {0} && frame.number <= {1}"
@@ -43,9 +43,7 @@ def credits_figure(cols: dict[str, np.ndarray], t0: int, opts: LinkOptions | Non
                                  showlegend=r == 1, line={"color": "#1f77b4"},
                                  hovertemplate="frame %{customdata}<br>%{y} blocks"
                                                "<extra></extra>"), row=r, col=1)
-        for a, b in s["stalls"][:MAX_SHAPES]:
-            fig.add_vrect(x0=(a - t0) / 1e6, x1=(b - t0) / 1e6, fillcolor="red",
-                          opacity=0.25, line_width=0, row=r, col=1)
+        spans(fig, [((a - t0) / 1e6, (b - t0) / 1e6) for a, b in s["stalls"]], r, 1, "red")
         fig.update_yaxes(title_text="blocks", row=r, col=1)
     fig.update_xaxes(title_text="ms since the first packet", row=len(series), col=1)
     fig.update_layout(height=170 * len(series) + 120, **LAYOUT)

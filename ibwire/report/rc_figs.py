@@ -13,7 +13,7 @@ from plotly.subplots import make_subplots
 
 from ibwire.analysis import rc_rules as R
 from ibwire.analysis.rc import RcResult
-from ibwire.report.sample import MAX_SHAPES, ms, pick, time_bins
+from ibwire.report.sample import MAX_SHAPES, ms, pick, spans, time_bins
 
 FRAME = "frame.number == {0}"
 RANGE = "frame.number >= {0} && frame.number <= {1}"
@@ -81,11 +81,8 @@ def _episodes(fig: go.Figure, eps: list[dict[str, Any]], res: RcResult, t0: int)
     if not eps:
         return
     shown = eps[:MAX_SHAPES]
-    for e in shown:
-        a = (e["start_ns"] - t0) / 1e6
-        b = a + max(e["duration_ns"], 1) / 1e6
-        fig.add_vrect(x0=a, x1=b, fillcolor="orange", opacity=0.25, line_width=0,
-                      row=1, col=1)
+    spans(fig, [((e["start_ns"] - t0) / 1e6, (e["start_ns"] + max(e["duration_ns"], 1) - t0)
+                 / 1e6) for e in shown], 1, 1, "orange")
     rows = np.asarray([e["first_frame"] - 1 for e in shown])
     hc = res.streams.hc == shown[0]["half_connection"]
     base = res.upsn[hc].min() if hc.any() else 0

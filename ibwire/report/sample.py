@@ -41,3 +41,18 @@ def time_bins(t_ns: np.ndarray, weights: np.ndarray, frames: np.ndarray, t0: int
 def ms(t_ns: np.ndarray | int, t0: int) -> np.ndarray:
     """Capture time (ns) to milliseconds since the capture's first packet."""
     return (np.asarray(t_ns, dtype=np.int64) - t0) / 1e6
+
+
+def spans(fig: object, intervals: list[tuple[float, float]], row: int, col: int, color: str,
+          opacity: float = 0.25, dash: bool = False) -> None:
+    """Shade x intervals (ms) of one subplot over its full height (a line where
+    x0 == x1 and `dash`), at most MAX_SHAPES. One layout update for all of them:
+    plotly's add_vrect re-validates every shape per call (quadratic)."""
+    sp = fig.get_subplot(row, col)  # type: ignore[attr-defined]
+    xref = sp.xaxis.plotly_name.replace("axis", "")
+    yref = sp.yaxis.plotly_name.replace("axis", "") + " domain"
+    new = [{"type": "line" if dash else "rect", "xref": xref, "yref": yref, "x0": a, "x1": b,
+            "y0": 0, "y1": 1, "fillcolor": color, "opacity": opacity,
+            "line": {"width": 1, "dash": "dash", "color": color} if dash else {"width": 0},
+            "layer": "below"} for a, b in intervals[:MAX_SHAPES]]
+    fig.update_layout(shapes=list(fig.layout.shapes) + new)  # type: ignore[attr-defined]
