@@ -50,7 +50,9 @@ def capture_sections(i: int, cap: Capture, plots: Plots, t0: int) -> str:
                      (note(f"Read stopped early: {cap.error}") if cap.error else ""))]
     parts.append(_connections(i, cap, plots, t0))
     parts.append(_link(i, cap, plots, t0))
-    body = T.expert(cap.expert.counts, cap.expert.first, anchor(i, "expert-t"), f).html()
+    body = note("Decoder and RC engine items; the credit analysis' own (FCTBS gaps, sends "
+                f"without credits, frames sent while paused): ibwire stats {f} -z expert")
+    body += T.expert(cap.expert.counts, cap.expert.first, anchor(i, "expert-t"), f).html()
     body += T.opcodes(cap.opcodes, anchor(i, "opcodes"), f).html()
     if cap.has_mads:
         body += T.mads(cap.mads, anchor(i, "mads"), f).html()
