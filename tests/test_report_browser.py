@@ -83,6 +83,13 @@ def test_report_in_browser(browser, pages, capsys, name):
     assert int(v["f0.credits.ce_marks"]) == cr["congestion"]["ce_marks"]
     assert int(v["f0.credits.stalls"]) == sum(r["stall_count"]
                                               for r in cr["link_credits"]["per_vl"])
+    if "fabric.nodes" in v:
+        fab = _json(capsys, ["fabric", str(cap), "-T", "json"])
+        assert int(v["fabric.mads"]) == fab["mads"]
+        assert int(v["fabric.nodes"]) == len(fab["nodes"])
+        assert int(v["fabric.links"]) == len(fab["links"])
+        assert int(v["fabric.flagged_ports"]) == sum(1 for c in fab["counters"] if c["flags"])
+    assert ("fabric.nodes" in v) == (name == "fabric_events")
 
 
 def test_report_headline_errors(browser, pages):

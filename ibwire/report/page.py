@@ -11,7 +11,7 @@ from ibwire.report import tables as T
 from ibwire.report.assets import CSS, JS
 from ibwire.report.collect import Capture, read_capture
 from ibwire.report.findings import Finding, findings
-from ibwire.report.html import Plots, esc, note, section
+from ibwire.report.html import Plots, card, esc, note, section
 from ibwire.report.sections import capture_sections
 
 MAX_FINDINGS = 12
@@ -37,7 +37,13 @@ def _headline(caps: list[Capture], found: list[Finding]) -> str:
 def _fabric(fab: dict[str, Any] | None, file: str, plots: Plots) -> str:
     if fab is None:
         return ""
-    body = ""
+    flagged = sum(1 for c in fab["counters"] if c["flags"])
+    body = '<div class="cards">' + "".join((
+        card("MADs", fab["mads"], "fabric.mads"),
+        card("nodes", len(fab["nodes"]), "fabric.nodes"),
+        card("links", len(fab["links"]), "fabric.links"),
+        card("ports with rising counters", flagged, "fabric.flagged_ports", bad=flagged > 0),
+        card("traps", len(fab["traps"]), "fabric.traps"))) + "</div>"
     fig = fabric_figs.topology_figure(fab)
     if fig is not None:
         body += plots.div(fig, "fabric-topo", file, "Nodes and links (red: a port with "
