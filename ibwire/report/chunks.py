@@ -1,5 +1,5 @@
 """Column builders in chunks: the builders of `rc_input` and `credit_input` keep a
-Python list per column (tens of bytes a value); every `CHUNK` frames their rows
+Python list per column (tens of bytes a value); every `CHUNK` frames (32768) their rows
 become numpy arrays (a few bytes a value), and repeated strings (addresses) share
 one object. The columns at the end are the same as one builder's would be
 (tests/test_report.py compares them with a chunk of a few frames)."""
@@ -12,7 +12,7 @@ import numpy as np
 
 from ibwire.analysis import credit_input, rc_input
 
-CHUNK = 1 << 18
+CHUNK = 1 << 15
 
 
 class Chunked:
