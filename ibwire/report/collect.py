@@ -10,7 +10,7 @@ use, so the report and those documents cannot disagree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,7 +41,6 @@ class Capture:
     credit_cols: dict[str, np.ndarray]
     credits_doc: dict[str, Any]
     error: str | None = None
-    notes: list[str] = field(default_factory=list)
 
     @property
     def crc_errors(self) -> int:

@@ -11,7 +11,7 @@ from ibwire.report import tables as T
 from ibwire.report.assets import CSS, JS
 from ibwire.report.collect import Capture, read_capture
 from ibwire.report.findings import Finding, findings
-from ibwire.report.html import Plots, card, esc, note, section
+from ibwire.report.markup import Plots, card, esc, note, section
 from ibwire.report.sections import capture_sections
 
 MAX_FINDINGS = 12

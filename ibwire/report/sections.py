@@ -9,7 +9,7 @@ from ibwire.report import link_figs, rc_figs
 from ibwire.report import tables as T
 from ibwire.report.collect import Capture
 from ibwire.report.findings import anchor, conn_label, fmt_ns, headline, rc_totals
-from ibwire.report.html import Plots, card, esc, note, section
+from ibwire.report.markup import Plots, card, esc, note, section
 
 MAX_CONN_FIGS = 8
 
