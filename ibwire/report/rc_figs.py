@@ -1,5 +1,5 @@
 """Per-connection timelines from the RC engine's result: PSN versus time (new
-requests, retransmissions, ACKs, NAKs; go-back-N episodes shaded) and throughput
+requests, retransmissions, ACKs, NAKs, bad ICRCs; go-back-N episodes shaded) and throughput
 over time (new and retransmitted bytes). Points carry their frame number: hover
 shows it, a click gives the `ibwire dump -Y` command for it."""
 
@@ -45,11 +45,14 @@ def connection_figure(res: RcResult, conn: dict[str, Any], episodes: list[dict[s
               ("retransmitted", retx, "x", "#d62728", 7),
               ("ACKed", res.acked[rows] > 0, "line-ew-open", "#2ca02c", 8),
               ("NAK / RNR NAK", (flags & (R.F_NAK | R.F_RNR)) != 0, "triangle-down",
-               "#000000", 9))
+               "#000000", 9),
+              ("bad ICRC", (flags & R.F_BAD_ICRC) != 0, "circle-open", "#9467bd", 11))
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28],
                         vertical_spacing=0.06)
     for name, mask, symbol, color, size in series:
         k = pick(np.flatnonzero(mask))
+        if not len(k) and name == "bad ICRC":
+            continue
         fig.add_trace(_marks(x[k], y[k], fn[k], name, symbol, color, size), row=1, col=1)
     mine = [e for e in episodes if e["half_connection"] == h]
     _episodes(fig, mine, res, t0)
