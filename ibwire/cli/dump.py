@@ -16,6 +16,7 @@ from typing import Any
 from ibwire.analysis.providers import provider_fields
 from ibwire.capture import CaptureError, PcapngWriter, PcapWriter
 from ibwire.capture.erf import ErfWriter
+from ibwire.cli.bulk import run as bulk_run
 from ibwire.cli.columns import columns, time_text
 from ibwire.cli.fields_out import FieldsWriter, UsageError, parse_E
 from ibwire.cli.filtering import PacketFilter
@@ -194,7 +195,15 @@ def run(args: argparse.Namespace, out: Output) -> int:
     prev_disp: int | None = None
     linktype = 1
     try:
-        for info in packets(path, options, args.c, progress=progress):
+        skip, rest = 0, True
+        # Analysis fields are attached per packet: with them, every frame goes that way.
+        if add_fields is None and bulk_run.eligible(args, out, stats, printer, filt,
+                                                    sink is not None):
+            done = bulk_run.run(path, options, args.c, printer, stats, out, filt)
+            skip, rest = done.frames, not done.done
+            if done.frames:
+                prev_disp, linktype = done.last_ts, done.linktype
+        for info in packets(path, options, args.c, progress=progress, skip=skip) if rest else ():
             pkt = info.pkt
             assert pkt is not None
             if add_fields is not None:

@@ -4,6 +4,7 @@
     ibwire stats FILE [-z SPEC ...]        statistics (a useful default set without -z)
     ibwire fields [--filter TEXT]          every field name, like tshark -G fields
     ibwire fabric FILE...                  fabric view from management traffic
+    ibwire verify FILE                     check every ICRC/VCRC/LPCRC (exit 1 if bad)
     ibwire gen ...                         synthetic traffic (when ibwire.gen is installed)
     ibwire rc FILE [-T json] [-w OUT]      RC sequencing analysis (retransmissions, NAKs, RNR)
     ibwire plot FILE --qp N | --credits | --counters    plots (PNG/SVG)
@@ -109,6 +110,7 @@ USAGES = {
     "fields": "ibwire fields [--filter TEXT]",
     "credits": "ibwire credits [options] FILE",
     "fabric": "ibwire fabric [options] FILE...",
+    "verify": "ibwire verify [options] FILE",
     "gen": "ibwire gen ...",
     "rc": "ibwire rc [options] FILE",
     "plot": "ibwire plot FILE (--qp N | --credits | --counters) [options]",
@@ -149,6 +151,7 @@ def build_parser() -> Parser:
     from ibwire.cli.credits import add_parser as add_credits
     add_credits(sub)
     importlib.import_module("ibwire.cli.fabric").add_parser(sub)
+    importlib.import_module("ibwire.cli.verify").add_parser(sub)
     _add_gen(sub)
     from ibwire.cli import plot, rc
     rc.add_parser(sub)
@@ -200,6 +203,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.command == "credits":
         from ibwire.cli.credits import run as run_credits
         return run_credits(args, out)
+    if args.command == "verify":
+        return importlib.import_module("ibwire.cli.verify").run(args, out)
     if args.command == "gen":
         gen = importlib.import_module("ibwire.gen.cli")
         return int(gen.run(args) or 0)

@@ -10,6 +10,7 @@ import argparse
 
 from ibwire.analysis.providers import provider_fields
 from ibwire.capture import CaptureError
+from ibwire.cli.bulk import run as bulk_run
 from ibwire.cli.fields_out import UsageError
 from ibwire.cli.output import Output, error
 from ibwire.cli.reader import InputError, decode_options, load_decoders, packets
@@ -35,8 +36,14 @@ def run(args: argparse.Namespace, out: Output) -> int:
     rc = 0
     failure = ""
     add_fields = provider_fields(path, [], expert=any(isinstance(st, Expert) for st in stats))
+    options = decode_options(args.roce_ports)
     try:
-        for info in packets(path, decode_options(args.roce_ports), args.c, progress=True):
+        skip, rest = 0, True
+        # Analysis fields are attached per packet: with them, every frame goes that way.
+        if add_fields is None and bulk_run.eligible(args, out, stats, None, None, False):
+            done = bulk_run.run(path, options, args.c, None, stats, out)
+            skip, rest = done.frames, not done.done
+        for info in packets(path, options, args.c, progress=True, skip=skip) if rest else ():
             assert info.pkt is not None
             if add_fields is not None:
                 add_fields(info.number - 1, info.pkt)

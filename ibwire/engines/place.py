@@ -1,0 +1,400 @@
+"""The placement kernel: where each header of each frame starts.
+
+`place` walks every frame of a chunk the way the per-packet decoder does (link
+type -> ERF / SLL / Ethernet / VLAN / IP / UDP / LRH / GRH / BTH / the opcode's
+extended headers / payload) but records only offsets: one row per layer in
+`lo` (-1 where absent) and a few per-frame facts in `info`. Field values are
+read afterwards by `extract`, CRCs by `crc_kernels`; no bytes are copied.
+
+Whatever the decoder would mark as malformed sets `info[MAL]` (the layer code of
+the first problem, `tables.MALFORMED`) and `info[FB]`: such frames, and frames
+a payload decoder may claim (UD SENDs: MADs, IPoIB) or of encapsulations the
+kernel does not model, are handed to the per-packet decoder by `columns`.
+`place.py_func` is the plain-Python twin.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from ibwire.capture.linktypes import (
+    LINKTYPE_ERF,
+    LINKTYPE_ETHERNET,
+    LINKTYPE_INFINIBAND,
+    LINKTYPE_LINUX_SLL,
+    LINKTYPE_LINUX_SLL2,
+    LINKTYPE_RAW,
+)
+from ibwire.decoder.base import ICRC_LEN, UDP_PROTO, VCRC_LEN
+from ibwire.engines import positions as P
+from ibwire.engines.tables import (
+    CRC_NATIVE,
+    CRC_NATIVE_GRH,
+    CRC_ROCE1,
+    CRC_ROCE2_V4,
+    CRC_ROCE2_V6,
+    LAYER,
+    MALFORMED,
+)
+from ibwire.headers.carriers import (
+    ERF_TYPE_ETH,
+    ERF_TYPE_IB,
+    ERF_TYPE_IB_LINK,
+    ETHERTYPE_IPV4,
+    ETHERTYPE_IPV6,
+    ETHERTYPE_ROCE,
+)
+from ibwire.headers.opcodes import UD_SEND_ONLY, UD_SEND_ONLY_IMM
+from ibwire.headers.routing import NXTHDR_IBA
+
+# Rows of `info` (int32 per frame).
+PAY_OFF, PAY_LEN, IB_OFF, CRC_KIND, ICRC_AT, VCRC_AT, LP_AT, MAL, FB = range(9)
+N_INFO = 9
+
+L_ERF, L_SLL, L_SLL2, L_ETH, L_VLAN = (LAYER[n] for n in ("erf", "sll", "sll2", "eth", "vlan"))
+L_IP, L_IPV6, L_UDP, L_LRH, L_GRH = (LAYER[n] for n in ("ip", "ipv6", "udp", "lrh", "grh"))
+L_BTH, L_DETH, L_MAD, L_LINK = (LAYER[n] for n in ("bth", "deth", "mad", "link"))
+M = {name: MALFORMED[name] for name in MALFORMED}
+M_ERF, M_SLL, M_SLL2, M_ETH, M_VLAN = M["erf"], M["sll"], M["sll2"], M["eth"], M["vlan"]
+M_IP, M_IPV6, M_UDP, M_LRH, M_GRH, M_BTH = (M[n] for n in ("ip", "ipv6", "udp", "lrh", "grh",
+                                                          "bth"))
+M_ICRC, M_VCRC, M_FRAME, M_IBLINK, M_LINK = (M[n] for n in ("icrc", "vcrc", "frame",
+                                                            "infiniband_link", "link"))
+
+
+
+
+# Walk states: one per protocol layer (the protocol graph as a state machine; a
+# single loop keeps the kernel free of calls, which cost more than the parsing).
+(S_DONE, S_ETH, S_ETYPE, S_IP, S_UDP, S_ROCE1, S_IB, S_BTH, S_ERF, S_LINK, S_SLL,
+ S_SLL2) = range(12)
+
+
+@njit(cache=True, inline="always")
+def _u(buf, p, spec):
+    """A field at absolute byte `p`: spec = (offset, nbytes, shift, mask) relative to p."""
+    v = 0
+    for k in range(spec[1]):
+        v = (v << 8) | buf[p + spec[0] + k]
+    return (v >> spec[2]) & spec[3]
+
+
+@njit(cache=True, inline="always")
+def _be16(buf, p):
+    return (int(buf[p]) << 8) | int(buf[p + 1])
+
+
+@njit(cache=True, inline="always")
+def _be24(buf, p):
+    return (int(buf[p]) << 16) | (int(buf[p + 1]) << 8) | int(buf[p + 2])
+
+
+@njit(cache=True, inline="always")
+def _in(x, arr):
+    for v in arr:
+        if v == x:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _first(mal, code):
+    """The malformed code keeps the first problem's layer."""
+    return code if mal == 0 else mal
+
+
+@njit(cache=True)
+def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsize, ports,
+          udp_encaps, eth_encaps):
+    """Fill `lo` (layers x frames, -1 = absent) and `info` (N_INFO x frames) for every
+    frame: frame i is buf[data_off[i]:data_off[i] + caplen[i]] of link type linktype[i]."""
+    lo[:] = -1
+    for i in range(data_off.shape[0]):
+        b = data_off[i]
+        end = caplen[i]
+        lt = linktype[i]
+        off = 0
+        etype = 0
+        limit = 0
+        ip_kind = 0
+        mal = 0
+        fb = 0
+        pend = 0  # a VCRC problem: the decoder finds it after the transport headers
+        pay_off, pay_len, ib, kind, icrc, vcrc, lp = -1, 0, -1, 0, -1, -1, -1
+        if lt == LINKTYPE_ETHERNET:
+            st = S_ETH
+        elif lt == LINKTYPE_INFINIBAND:
+            st = S_IB
+        elif lt == LINKTYPE_ERF:
+            st = S_ERF
+        elif lt == LINKTYPE_RAW:
+            st = S_IP
+        elif lt == LINKTYPE_LINUX_SLL:
+            st = S_SLL
+        elif lt == LINKTYPE_LINUX_SLL2:
+            st = S_SLL2
+        else:
+            st = S_DONE
+            fb = 1  # link types the kernel does not model (IPoIB, ...)
+        while st != S_DONE:
+            if st == S_ETH:
+                st = S_DONE
+                if off + P.SZ_ETH > end:
+                    mal, fb = _first(mal, M_ETH), 1
+                    continue
+                lo[L_ETH, i] = off
+                etype = _be16(buf, b + off + P.ETH_TYPE)
+                off += P.SZ_ETH
+                depth = 0
+                while _in(etype, P.VLAN_TYPES) and depth < 8:
+                    if off + P.SZ_VLAN > end:
+                        mal, fb, etype = _first(mal, M_VLAN), 1, -1
+                        break
+                    if depth == 0:
+                        lo[L_VLAN, i] = off
+                    etype = _be16(buf, b + off + P.VLAN_ETYPE)
+                    off += P.SZ_VLAN
+                    depth += 1
+                if etype >= 0:
+                    st = S_ETYPE
+            elif st == S_SLL or st == S_SLL2:
+                size = P.SZ_SLL if st == S_SLL else P.SZ_SLL2
+                code = M_SLL if st == S_SLL else M_SLL2
+                st = S_DONE
+                if end < size:
+                    mal, fb = _first(mal, code), 1
+                    continue
+                lo[L_SLL if size == P.SZ_SLL else L_SLL2, i] = 0
+                etype = _be16(buf, b + (P.SLL_ETYPE if size == P.SZ_SLL else P.SLL2_ETYPE))
+                off = size
+                st = S_ETYPE
+            elif st == S_ETYPE:
+                st = S_DONE
+                if etype == ETHERTYPE_ROCE:
+                    st = S_ROCE1
+                elif etype == ETHERTYPE_IPV4 or etype == ETHERTYPE_IPV6:
+                    st = S_IP
+                elif _in(etype, eth_encaps):
+                    fb = 1
+            elif st == S_IP:
+                st = S_DONE
+                if off >= end:
+                    mal, fb = _first(mal, M_IP), 1
+                    continue
+                ver = _u(buf, b + off, P.IP_VER)
+                if ver == 4:
+                    if off + P.SZ_IP > end:
+                        mal, fb = _first(mal, M_IP), 1
+                        continue
+                    lo[L_IP, i] = off
+                    hlen = 4 * _u(buf, b + off, P.IP_IHL)
+                    total = _be16(buf, b + off + P.IP_LEN)
+                    if hlen < P.SZ_IP or off + hlen > end:
+                        mal, fb = _first(mal, M_IP), 1
+                        continue
+                    if total < hlen or off + total > end:
+                        mal, fb = _first(mal, M_IP), 1
+                        total = end - off
+                    if (buf[b + off + P.IP_PROTO] == UDP_PROTO and _u(buf, b + off, P.IP_FRAG) == 0
+                            and _u(buf, b + off, P.IP_MF) == 0):
+                        end = off + total
+                        off += hlen
+                        ip_kind = CRC_ROCE2_V4
+                        st = S_UDP
+                elif ver == 6:
+                    if off + P.SZ_IP6 > end:
+                        mal, fb = _first(mal, M_IPV6), 1
+                        continue
+                    lo[L_IPV6, i] = off
+                    ip_end = off + P.SZ_IP6 + _be16(buf, b + off + P.IP6_PLEN)
+                    if ip_end > end:
+                        mal, fb = _first(mal, M_IPV6), 1
+                        ip_end = end
+                    if buf[b + off + P.IP6_NXT] == UDP_PROTO:
+                        end = ip_end
+                        off += P.SZ_IP6
+                        ip_kind = CRC_ROCE2_V6
+                        st = S_UDP
+                else:
+                    mal, fb = _first(mal, M_IP), 1
+            elif st == S_UDP:
+                st = S_DONE
+                if off + P.SZ_UDP > end:
+                    mal, fb = _first(mal, M_UDP), 1
+                    continue
+                lo[L_UDP, i] = off
+                length = _be16(buf, b + off + P.UDP_LEN)
+                udp_end = off + length
+                cut = False
+                if length < P.SZ_UDP or udp_end > end:
+                    mal, fb = _first(mal, M_UDP), 1
+                    cut = udp_end > end
+                    udp_end = end
+                elif udp_end < end:
+                    mal, fb = _first(mal, M_UDP), 1
+                dport = _be16(buf, b + off + P.UDP_DPORT)
+                if _in(dport, ports):
+                    off += P.SZ_UDP
+                    ib = off
+                    if cut or udp_end - off < P.SZ_BTH + ICRC_LEN:
+                        fb = 1  # ICRC not captured: the decoder's rules
+                        continue
+                    icrc = udp_end - ICRC_LEN
+                    kind = ip_kind
+                    limit = icrc
+                    st = S_BTH
+                elif _in(dport, udp_encaps):
+                    fb = 1
+            elif st == S_ROCE1:
+                st = S_DONE
+                ib = off
+                if off + P.SZ_GRH > end:
+                    mal, fb = _first(mal, M_GRH), 1
+                    continue
+                ib_end = off + P.SZ_GRH + _be16(buf, b + off + P.GRH_PAYLEN)
+                if ib_end > end or ib_end - off - P.SZ_GRH < P.SZ_BTH + ICRC_LEN:
+                    mal, fb = _first(mal, M_GRH), 1
+                    continue
+                lo[L_GRH, i] = off
+                if buf[b + off + P.GRH_NXT] != NXTHDR_IBA:
+                    mal, fb = _first(mal, M_GRH), 1
+                    continue
+                off += P.SZ_GRH
+                icrc = ib_end - ICRC_LEN
+                kind = CRC_ROCE1
+                limit = icrc
+                st = S_BTH
+            elif st == S_IB:
+                # Native: the packet ends at PktLen*4 (ICRC last), then the VCRC.
+                st = S_DONE
+                ib = off
+                if off + P.SZ_LRH > end:
+                    mal, fb = _first(mal, M_LRH), 1
+                    continue
+                lo[L_LRH, i] = off
+                ib_end = off + 4 * _u(buf, b + off, P.LRH_PKTLEN)
+                lnh = _u(buf, b + off, P.LRH_LNH)
+                if lnh < 2:
+                    fb = 1  # raw packets: the decoder's
+                    continue
+                if ib_end - off < P.SZ_LRH + P.SZ_BTH + ICRC_LEN or ib_end > end:
+                    mal, fb = _first(mal, M_LRH), 1
+                    continue
+                off += P.SZ_LRH
+                kind = CRC_NATIVE
+                if lnh == 3:
+                    if off + P.SZ_GRH > ib_end - ICRC_LEN:
+                        mal, fb = _first(mal, M_GRH), 1
+                        continue
+                    lo[L_GRH, i] = off
+                    if buf[b + off + P.GRH_NXT] != NXTHDR_IBA:
+                        mal, fb = _first(mal, M_GRH), 1
+                        continue
+                    off += P.SZ_GRH
+                    kind = CRC_NATIVE_GRH
+                icrc = ib_end - ICRC_LEN
+                limit = icrc
+                if ib_end + VCRC_LEN <= end:
+                    vcrc = ib_end
+                    if ib_end + VCRC_LEN < end:
+                        pend = M_FRAME
+                elif ib_end < end:
+                    pend = M_VCRC
+                st = S_BTH
+            elif st == S_BTH:
+                # BTH, the opcode's extended headers, payload and pad.
+                st = S_DONE
+                if off + P.SZ_BTH > limit:
+                    mal, fb = _first(mal, M_BTH), 1
+                    continue
+                lo[L_BTH, i] = off
+                bth = off
+                opc = buf[b + off + P.BTH_OPC]
+                if valid[opc] == 0:
+                    mal, fb = _first(mal, M_BTH), 1
+                off += P.SZ_BTH
+                fits = True
+                for k in range(chain.shape[1]):
+                    lay = chain[opc, k]
+                    if lay < 0:
+                        break
+                    if off + lsize[lay] > limit:
+                        # Codes list the extended headers after "bth", in layer order.
+                        mal, fb, fits = _first(mal, M_BTH + lay - L_BTH), 1, False
+                        break
+                    lo[lay, i] = off
+                    off += lsize[lay]
+                if not fits:
+                    continue
+                pad = _u(buf, b + bth, P.BTH_PAD)
+                if payload[opc] == 0 and limit - off > 0:
+                    mal, fb = _first(mal, M_BTH), 1
+                if limit - off < pad:
+                    mal, fb = _first(mal, M_BTH), 1
+                pay_off = off
+                pay_len = max(limit - pad, off) - off
+                if (opc == UD_SEND_ONLY or opc == UD_SEND_ONLY_IMM) and pay_len > 0:
+                    fb = 1  # a payload decoder (MAD, IPoIB) may claim it: the decoder's
+                    d = lo[L_DETH, i]
+                    if d >= 0 and pay_len >= P.SZ_MAD:
+                        qp = _be24(buf, b + bth + P.BTH_QP)
+                        sq = _be24(buf, b + d + P.DETH_SRCQP)
+                        if qp == P.MAD_QP0 or qp == P.MAD_QP1 or sq == P.MAD_QP0 or sq == P.MAD_QP1:
+                            lo[L_MAD, i] = off
+            elif st == S_ERF:
+                # Anything but a plain record whose rlen and wlen agree with the bytes
+                # present goes to the decoder. Inside pcap a padded rlen beyond the bytes
+                # present is fine; fewer bytes than header + wlen is not (unless the
+                # record says it was truncated).
+                st = S_DONE
+                if end < P.SZ_ERF:
+                    mal, fb = _first(mal, M_ERF), 1
+                    continue
+                lo[L_ERF, i] = 0
+                if _u(buf, b, P.ERF_EXT):
+                    fb = 1  # extension headers
+                    continue
+                et = _u(buf, b, P.ERF_TYPE)
+                rlen = _be16(buf, b + P.ERF_RLEN)
+                want = _be16(buf, b + P.ERF_WLEN) + (P.ERF_PAD_FIELD if _in(et, P.ERF_ETH_TYPES)
+                                                   else 0)
+                if rlen < P.SZ_ERF or rlen < end or (end < P.SZ_ERF + want
+                                                   and _u(buf, b, P.ERF_TRUNC) == 0):
+                    mal, fb = _first(mal, M_ERF), 1
+                if rlen != end or end < P.SZ_ERF + want:
+                    fb = 1
+                end = P.SZ_ERF + min(want, end - P.SZ_ERF)
+                off = P.SZ_ERF
+                if et == ERF_TYPE_IB:
+                    st = S_IB
+                elif et == ERF_TYPE_IB_LINK:
+                    st = S_LINK
+                elif et == ERF_TYPE_ETH:
+                    if end - off < P.ERF_PAD_FIELD:
+                        mal, fb = _first(mal, M_ERF), 1
+                        continue
+                    off += P.ERF_PAD_FIELD
+                    st = S_ETH
+                else:
+                    mal, fb = _first(mal, M_ERF), 1
+            elif st == S_LINK:
+                st = S_DONE
+                ib = off
+                if off + P.SZ_LINK > end:
+                    mal, fb = _first(mal, M_LINK), 1
+                    continue
+                lo[L_LINK, i] = off
+                lp = off
+                if _u(buf, b + off, P.LINK_OP) > 1:
+                    mal, fb = _first(mal, M_IBLINK), 1
+        if pend:
+            mal, fb = _first(mal, pend), 1
+        info[PAY_OFF, i] = pay_off
+        info[PAY_LEN, i] = pay_len
+        info[IB_OFF, i] = ib
+        info[CRC_KIND, i] = kind
+        info[ICRC_AT, i] = icrc
+        info[VCRC_AT, i] = vcrc
+        info[LP_AT, i] = lp
+        info[MAL, i] = mal
+        info[FB, i] = fb
