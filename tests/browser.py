@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "tests" / "artifacts"      # ignored by git: screenshots to look at
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1300,1000")
+         "--disable-dev-shm-usage", "--window-size=1300,1000")
 
 
 def _find(*names: str) -> str | None:
