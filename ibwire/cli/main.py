@@ -8,6 +8,7 @@
     ibwire gen ...                         synthetic traffic (when ibwire.gen is installed)
     ibwire rc FILE [-T json] [-w OUT]      RC sequencing analysis (retransmissions, NAKs, RNR)
     ibwire plot FILE --qp N | --credits | --counters    plots (PNG/SVG)
+    ibwire report FILE... -o report.html   one HTML page of what went wrong
 
 Exit status: 0 ok, 1 bad input file (one line on stderr; packets before the error
 are still printed), 2 bad usage (one line, then the usage line). A closed pipe
@@ -113,6 +114,7 @@ USAGES = {
     "gen": "ibwire gen ...",
     "rc": "ibwire rc [options] FILE",
     "plot": "ibwire plot FILE (--qp N | --credits | --counters) [options]",
+    "report": "ibwire report FILE... [-o report.html]",
 }
 TOP_USAGE = "ibwire {" + ",".join(USAGES) + "} ..."
 
@@ -154,6 +156,7 @@ def build_parser() -> Parser:
     from ibwire.cli import plot, rc
     rc.add_parser(sub)
     plot.add_parser(sub)
+    importlib.import_module("ibwire.cli.report").add_parser(sub)
     return top
 
 
@@ -205,7 +208,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.command == "gen":
         gen = importlib.import_module("ibwire.gen.cli")
         return int(gen.run(args) or 0)
-    if args.command in ("rc", "plot"):
+    if args.command in ("rc", "plot", "report"):
         mod = importlib.import_module(f"ibwire.cli.{args.command}")
         return int(mod.run(args, out))
     raise UsageError(f"a command is required: {', '.join(USAGES)} "

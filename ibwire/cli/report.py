@@ -1,0 +1,41 @@
+"""`ibwire report FILE... -o report.html`: one self-contained HTML page (plots,
+tables, the headline findings) built from the analyses behind `ibwire rc`,
+`ibwire credits` and `ibwire fabric -T json`."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ibwire.cli.output import Output, error
+
+USAGE = "ibwire report FILE... [-o report.html]"
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("report", help="one HTML page of what went wrong in captures",
+                       usage=USAGE, description=__doc__)
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="capture files (pcap, pcapng, ERF, gzip); their MADs together "
+                        "make the fabric view")
+    p.add_argument("-o", dest="output", default="report.html", metavar="OUT",
+                   help="HTML file to write (default report.html); it opens without "
+                        "network access")
+    p.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="no progress bar on stderr")
+
+
+def run(args: argparse.Namespace, out: Output) -> int:
+    from ibwire.report import build_report
+
+    try:
+        res = build_report(list(args.files), args.output, progress=args.progress)
+    except OSError as exc:
+        error(f"{args.output}: {exc.strerror or exc}")
+        return 1
+    out.line(f"{args.output}: {len(res['findings'])} findings, {res['bytes']} bytes")
+    for f in res["findings"][:5]:
+        out.line(f"  {f.text}")
+    for problem in res["errors"]:
+        error(problem)
+    return 1 if res["errors"] else 0

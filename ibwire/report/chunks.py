@@ -1,0 +1,72 @@
+"""Column builders in chunks: the builders of `rc_input` and `credit_input` keep a
+Python list per column (tens of bytes a value); every `CHUNK` frames (32768) their rows
+become numpy arrays (a few bytes a value), and repeated strings (addresses) share
+one object. The columns at the end are the same as one builder's would be
+(tests/test_report.py compares them with a chunk of a few frames)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ibwire.analysis import credit_input, rc_input
+
+CHUNK = 1 << 15
+
+
+class Chunked:
+    """`add(pkt)` to both builders; `rc_columns()` and `credit_columns()` at the end."""
+
+    def __init__(self) -> None:
+        self.rc_parts: list[dict[str, np.ndarray]] = []
+        self.cr_parts: list[dict[str, np.ndarray]] = []
+        self.labels: dict[str, int] = {}
+        self.strings: dict[str, str] = {}
+        self.frames = 0
+        self._new()
+
+    def _new(self) -> None:
+        self.rcb = rc_input.ColumnBuilder()
+        self.rcb.labels = self.labels            # endpoint numbers run across chunks
+        self.crb = credit_input.ColumnBuilder()
+        self.rows = 0
+
+    def add(self, pkt: Any) -> None:
+        self.rcb.add(pkt)
+        self.crb.add(pkt)
+        self.rows += 1
+        if self.rows >= CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.rows:
+            return
+        rc = self.rcb.columns()
+        rc["frame.number"] += self.frames          # the builder counts from 1 per chunk
+        del rc[rc_input.ENDPOINTS]
+        self.rc_parts.append(rc)
+        cr = self.crb.finish()
+        canon = self.strings
+        for name in credit_input.STRING_COLUMNS:
+            cr[name] = np.asarray([canon.setdefault(s, s) for s in cr[name].tolist()],
+                                  dtype=object)
+        self.cr_parts.append(cr)
+        self.frames += self.rows
+        self._new()
+
+    def _join(self, parts: list[dict[str, np.ndarray]], empty: dict[str, np.ndarray]
+              ) -> dict[str, np.ndarray]:
+        if not parts:
+            return empty
+        out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+        parts.clear()
+        return out
+
+    def finish(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """(RC engine columns, credit analysis columns)."""
+        self._flush()
+        rc = self._join(self.rc_parts, self.rcb.columns())
+        rc[rc_input.ENDPOINTS] = np.asarray(list(self.labels), dtype=object)
+        cr = self._join(self.cr_parts, self.crb.finish())
+        return rc, cr
