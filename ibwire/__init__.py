@@ -38,9 +38,20 @@ from ibwire import mad as _mad  # noqa: E402,F401  isort: skip
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    # The bulk engines (Numba, pyarrow) load on first use, not with `import ibwire`.
+    if name in ("columns", "iter_columns"):
+        from ibwire.engines import columns as _columns
+
+        return getattr(_columns, name)
+    raise AttributeError(f"module 'ibwire' has no attribute {name!r}")
+
+
 __all__ = [
     "AETH", "BTH", "CNP_PAD", "DETH", "ERF", "ETHERNET", "FETH", "GRH", "IETH", "IPV4", "IPV6",
     "LINK", "LRH", "OPCODES", "RDETH", "REGISTRY", "RETH", "RWH", "UDP", "VLAN", "XRCETH",
     "AtomicAckETH", "AtomicETH", "CrcStatus", "Header", "ImmDt", "Layer", "Layout",
-    "Malformed", "Options", "Packet", "decode", "encode", "read", "write",
+    "Malformed", "Options", "Packet", "columns", "decode", "encode", "iter_columns", "read",
+    "write",
 ]

@@ -136,3 +136,49 @@ def vcrc_wire(data: bytes) -> bytes:
 
 def lpcrc_wire(first4: bytes) -> bytes:
     return lpcrc(first4).to_bytes(2, "little")
+
+
+# -- the per-packet fast path: mask the headers as one integer, CRC the rest in place.
+def _ones(layout, names: tuple[str, ...]) -> bytes:
+    buf = bytearray(layout.size)
+    for name in names:
+        _set_ones(buf, 0, layout, name)
+    return bytes(buf)
+
+
+_BTH_VARIANT = _ones(BTH, ("fecn", "becn", "resv6"))
+_GRH_VARIANT = _ones(GRH, ("tclass", "flowlabel", "hoplmt"))
+_HEAD_MASKS: dict[tuple[str, int], tuple[int, int]] = {}
+_STANDIN_CRC = zlib.crc32(LRH_STANDIN)
+
+
+def _head_mask(kind: str, ip_len: int = 0) -> tuple[int, int]:
+    """(mask as an integer, its length) over the headers that hold variant fields."""
+    key = (kind, ip_len)
+    got = _HEAD_MASKS.get(key)
+    if got is None:
+        if kind == "native":
+            head = _ones(LRH, ("vl",)) + _BTH_VARIANT
+        elif kind == "native_grh":
+            head = LRH_STANDIN + _GRH_VARIANT + _BTH_VARIANT
+        elif kind == "roce1":
+            head = _GRH_VARIANT + _BTH_VARIANT
+        else:
+            ip = (_ones(IPV4, ("dscp", "ecn", "ttl", "checksum")) if kind == "ipv4"
+                  else _ones(IPV6, ("tclass", "flow", "hlim")))
+            head = ip.ljust(ip_len, b"\0") + _ones(UDP, ("checksum",)) + _BTH_VARIANT
+        got = _HEAD_MASKS[key] = (int.from_bytes(head, "big"), len(head))
+    return got
+
+
+def icrc_fast(data: bytes, start: int, crc_end: int, kind: str, ip_len: int = 0) -> int | None:
+    """The ICRC value of the packet whose covered bytes run from `start` to `crc_end`
+    (`kind`: native, native_grh, roce1, or ipv4/ipv6 for RoCEv2 from the IP header
+    of `ip_len` bytes). Equal to `crc32(icrc_input_*(...))`; None when the headers
+    are cut short (callers then take the slow path, which defines that case)."""
+    mask, n = _head_mask(kind, ip_len)
+    if crc_end - start < n:
+        return None
+    head = (int.from_bytes(data[start:start + n], "big") | mask).to_bytes(n, "big")
+    value = zlib.crc32(head, 0 if kind[0] == "n" else _STANDIN_CRC)
+    return zlib.crc32(memoryview(data)[start + n:crc_end], value)

@@ -42,6 +42,7 @@ from ibwire.decoder.carriers import (  # noqa: F401
     decode_sll,
     decode_udp,
 )
+from ibwire.decoder.fastpath import fast_eth, fast_ib
 from ibwire.decoder.transport import (  # noqa: F401
     decode_ib,
     decode_roce1,
@@ -64,6 +65,15 @@ def decode(data: bytes, encap: str | int = "ib", *, frame=None,
         pkt.mark("frame", 0, f"unknown encapsulation {encap!r}")
         keep_undecoded(pkt, 0, len(data))
         return pkt
+    fast = _FAST.get(handler) if opts.fast_path else None
+    if fast is not None:
+        try:
+            if fast(pkt, opts):
+                return pkt
+        except Exception:  # noqa: BLE001 - the general steps below decide what to report
+            pass
+        pkt = Packet(data=data, encap=str(name), frame=frame)
+        pkt.options = opts
     try:
         handler(pkt, 0, len(data))
     except Exception as exc:  # noqa: BLE001 - the promise: decode never raises on bytes
@@ -75,6 +85,11 @@ _HANDLERS: dict[str | int, Callable[[Packet, int, int], None]] = {
     "ib": decode_ib, "ib_link": decode_link, "roce1": decode_roce1, "roce2": decode_roce2,
     "eth": decode_eth, "ip": decode_ip, "erf": decode_erf, "sll": decode_sll,
     "sll2": decode_sll,
+}
+# Handler -> its fast path for the common chain (decoder.fastpath).
+_FAST: dict[Callable[[Packet, int, int], None], Callable[[Packet, Options], bool]] = {
+    decode_eth: lambda pkt, opts: fast_eth(pkt, opts.roce_ports),
+    decode_ib: lambda pkt, opts: fast_ib(pkt),
 }
 _ENCAP_BY_LINKTYPE: dict[int, str] = {
     LINKTYPE_ETHERNET: "eth", LINKTYPE_RAW: "ip", LINKTYPE_ERF: "erf",

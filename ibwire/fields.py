@@ -161,6 +161,8 @@ class Layout:
             if f.kind != "int" and f.bit_offset % 8:
                 raise ValueError(f"layout {name}: {f.name} is not byte aligned")
         self._struct: cs.Construct | None = None
+        self._unpack: Callable[..., dict[str, Any]] | None = None
+        self._values: Callable[..., dict[str, Any]] | None = None
         self._offsets: dict[str, tuple[int, int, int, int]] | None = None
         if register:
             REGISTRY.add_layout(self)
@@ -182,6 +184,23 @@ class Layout:
 
     def unpack(self, data: bytes, offset: int = 0) -> dict[str, Any]:
         """Decode `self.size` bytes at `offset` (caller checks the length)."""
+        fn = self._unpack
+        if fn is None:
+            from ibwire.unpackers import compile_unpack
+            # The instance attribute shadows this method from now on.
+            fn = self._unpack = self.unpack = compile_unpack(self)  # type: ignore[method-assign]
+        return fn(data, offset)
+
+    def values_at(self, data: bytes, offset: int = 0) -> dict[str, Any]:
+        """`unpack` plus the derived fields: what a decoded layer holds."""
+        fn = self._values
+        if fn is None:
+            from ibwire.unpackers import compile_take
+            fn = self._values = self.values_at = compile_take(self)  # type: ignore[method-assign]
+        return fn(data, offset)
+
+    def unpack_loop(self, data: bytes, offset: int = 0) -> dict[str, Any]:
+        """The field-by-field reference codec the compiled `unpack` is tested against."""
         chunk = data[offset:offset + self.size]
         word = int.from_bytes(chunk, "big")
         total = self.bits
@@ -218,7 +237,7 @@ class Layout:
             if f.derive is not None:
                 try:
                     values[f.name] = f.derive(values)
-                except (KeyError, TypeError, ValueError, ZeroDivisionError):
+                except (KeyError, TypeError, ValueError, ZeroDivisionError):  # as unpackers
                     values[f.name] = None
 
     def offsets(self) -> dict[str, tuple[int, int, int, int]]:

@@ -74,6 +74,43 @@ class Layer:
             yield f, self.values.get(f.name)
 
 
+class LazyLayer(Layer):
+    """A layer whose values are unpacked from the packet bytes on first access
+    (the decoder's fast path stores headers it did not need to look into)."""
+
+    def __init__(self, layout: Layout, offset: int, data: bytes) -> None:  # noqa: D107
+        d = self.__dict__
+        d["layout"], d["offset"], d["_data"], d["_values"] = layout, offset, data, None
+
+    @property  # type: ignore[override]
+    def values(self) -> dict[str, Any]:
+        d = self.__dict__
+        v = d["_values"]
+        if v is None:
+            v = d["_values"] = d["layout"].values_at(d["_data"], d["offset"])
+        return v
+
+    @values.setter
+    def values(self, values: dict[str, Any]) -> None:
+        self.__dict__["_values"] = values
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        values = self.values
+        if name in values:
+            return values[name]
+        raise AttributeError(f"layer {self.layout!r} has no field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Layer):
+            return NotImplemented
+        return (self.layout, self.offset, self.values) == (other.layout, other.offset,
+                                                            other.values)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 def _safe_present(f: Field, values: dict[str, Any]) -> bool:
     try:
         return bool(f.present(values))  # type: ignore[misc]

@@ -175,6 +175,7 @@ def test_ctrl_c_reports_what_was_read(monkeypatch, argv):
         return frames()
 
     monkeypatch.setattr(reader, "open_capture", interrupted)
+    monkeypatch.setenv("IBWIRE_PER_PACKET", "1")   # the streaming reader is interrupted
     rc, out, err = run_cli(*argv, capture(*CM))
     assert rc == 130 and err == ""
     assert "frames:3 " in out

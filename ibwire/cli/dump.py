@@ -15,6 +15,7 @@ from typing import Any
 
 from ibwire.capture import CaptureError, PcapngWriter, PcapWriter
 from ibwire.capture.erf import ErfWriter
+from ibwire.cli.bulk import run as bulk_run
 from ibwire.cli.columns import columns, time_text
 from ibwire.cli.fields_out import FieldsWriter, UsageError, parse_E
 from ibwire.cli.filtering import PacketFilter
@@ -190,7 +191,13 @@ def run(args: argparse.Namespace, out: Output) -> int:
     prev_disp: int | None = None
     linktype = 1
     try:
-        for info in packets(path, options, args.c, progress=progress):
+        skip, rest = 0, True
+        if bulk_run.eligible(args, out, stats, printer, filt, sink is not None):
+            done = bulk_run.run(path, options, args.c, printer, stats, out, filt)
+            skip, rest = done.frames, not done.done
+            if done.frames:
+                prev_disp, linktype = done.last_ts, done.linktype
+        for info in packets(path, options, args.c, progress=progress, skip=skip) if rest else ():
             pkt = info.pkt
             assert pkt is not None
             linktype = info.linktype

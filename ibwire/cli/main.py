@@ -4,6 +4,7 @@
     ibwire stats FILE [-z SPEC ...]        statistics (a useful default set without -z)
     ibwire fields [--filter TEXT]          every field name, like tshark -G fields
     ibwire fabric FILE...                  fabric view from management traffic
+    ibwire verify FILE                     check every ICRC/VCRC/LPCRC (exit 1 if bad)
     ibwire gen ...                         synthetic traffic (when ibwire.gen is installed)
 
 Exit status: 0 ok, 1 bad input file (one line on stderr; packets before the error
@@ -106,6 +107,7 @@ USAGES = {
     "fields": "ibwire fields [--filter TEXT]",
     "credits": "ibwire credits [options] FILE",
     "fabric": "ibwire fabric [options] FILE...",
+    "verify": "ibwire verify [options] FILE",
     "gen": "ibwire gen ...",
 }
 TOP_USAGE = "ibwire {" + ",".join(USAGES) + "} ..."
@@ -143,6 +145,8 @@ def build_parser() -> Parser:
     from ibwire.cli.credits import add_parser as add_credits
     add_credits(sub)
     importlib.import_module("ibwire.cli.fabric").add_parser(sub)
+    from ibwire.cli.verify import add_parser as add_verify
+    add_verify(sub)
     _add_gen(sub)
     return top
 
@@ -185,6 +189,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.command == "fields":
         from ibwire.cli.fieldlist import run as run_fields
         return run_fields(args, out)
+    if args.command == "verify":
+        from ibwire.cli.verify import run as run_verify
+        return run_verify(args, out)
     if args.command == "fabric":
         return importlib.import_module("ibwire.cli.fabric").run(args, out)
     if args.command == "credits":

@@ -68,8 +68,10 @@ def _tell_skipped(path: str, skipped: list, told: int) -> int:
 
 
 def packets(path: str, options: Options, count: int | None = None,
-            progress: bool = False) -> Iterator[FrameInfo]:
-    """Decode every frame of a capture; CaptureError surfaces after the good ones."""
+            progress: bool = False, skip: int = 0) -> Iterator[FrameInfo]:
+    """Decode every frame of a capture; CaptureError surfaces after the good ones.
+    The first `skip` frames are read but neither decoded nor yielded (the bulk
+    path printed them)."""
     load_decoders()
     reader, size = _open(path)
     fmt = getattr(reader, "format", "pcap")
@@ -95,6 +97,11 @@ def packets(path: str, options: Options, count: int | None = None,
                     warned.add(frame.linktype)
                     error(f"warning: {exc}; its records are shown undecoded")
             number += 1
+            if number <= skip:
+                if first_ns is None:
+                    first_ns = frame.ts_ns
+                prev_ns = frame.ts_ns
+                continue
             pkt = ibwire.decode(frame.data, frame.linktype, frame=frame, options=options)
             if first_ns is None:
                 first_ns = prev_ns = frame.ts_ns

@@ -26,9 +26,12 @@ class Options:
     """Decoder settings shared by a whole capture."""
 
     def __init__(self, roce_ports: frozenset[int] = frozenset({ROCEV2_PORT}),
-                 verify_crc: bool = True) -> None:
+                 verify_crc: bool = True, fast_path: bool = True) -> None:
         self.roce_ports = roce_ports
         self.verify_crc = verify_crc
+        # The common chains first go through decoder.fastpath (same results, faster);
+        # False sends every packet through the general steps (tests compare both).
+        self.fast_path = fast_path
 
 
 DEFAULT = Options()
@@ -41,9 +44,7 @@ def take(pkt: Packet, layout: Layout, off: int, end: int) -> Layer | None:
                  f"{max(end - off, 0)} available")
         keep_undecoded(pkt, off, end)
         return None
-    values = layout.unpack(pkt.data, off)
-    layout.derived_values(values)
-    lay = Layer(layout, off, values)
+    lay = Layer(layout, off, layout.values_at(pkt.data, off))
     pkt.layers.append(lay)
     return lay
 

@@ -155,7 +155,10 @@ def _set_payload(pkt: Packet, off: int, end: int, claim: bool = False) -> None:
         pkt.add("infiniband.payload", pkt.payload)
 
 
-def _icrc(pkt: Packet, crc_end: int, roce: str | None) -> None:
+def _icrc(pkt: Packet, crc_end: int, roce: str | None,
+          where: tuple[int, str, int] | None = None) -> None:
+    """`where` (start, kind, IP header length for crc.icrc_fast) is given by a
+    caller that knows the headers, saving the layer lookups."""
     data = pkt.data
     pkt.icrc = data[crc_end:crc_end + ICRC_LEN]
     if len(pkt.icrc) < ICRC_LEN:
@@ -165,9 +168,11 @@ def _icrc(pkt: Packet, crc_end: int, roce: str | None) -> None:
     pkt.add("infiniband.invariant.crc", int.from_bytes(pkt.icrc, "big"))
     status = CrcStatus.UNVERIFIED
     if options_of(pkt).verify_crc:
-        masked = icrc_masked_input(pkt, crc_end, roce)
-        if masked is not None:
-            status = CrcStatus.GOOD if crc.icrc_wire(masked) == pkt.icrc else CrcStatus.BAD
+        value = None if where is None else crc.icrc_fast(pkt.data, where[0], crc_end, *where[1:])
+        if value is None:
+            value = _icrc_value(pkt, crc_end, roce)
+        if value is not None:
+            status = CrcStatus.GOOD if value.to_bytes(4, "little") == pkt.icrc else CrcStatus.BAD
     pkt.icrc_status = status
     pkt.add("infiniband.invariant.crc.status", int(status))
 
@@ -176,6 +181,28 @@ def _icrc_not_captured(pkt: Packet) -> None:
     if pkt.layer("bth") is not None and pkt.icrc is None:
         pkt.icrc_status = CrcStatus.UNVERIFIED
         pkt.add("infiniband.invariant.crc.status", int(CrcStatus.UNVERIFIED))
+
+
+def _icrc_value(pkt: Packet, crc_end: int, roce: str | None) -> int | None:
+    """The ICRC over the masked bytes, without building them (crc.icrc_fast)."""
+    data = pkt.data
+    start = pkt.ib_offset
+    if roce is None:
+        kind = "native_grh" if pkt.layer("grh") is not None else "native"
+        value = crc.icrc_fast(data, start, crc_end, kind)
+    elif roce == "roce1":
+        value = crc.icrc_fast(data, start, crc_end, "roce1")
+    else:
+        ip = pkt.layer("ip") or pkt.layer("ipv6")
+        udp = pkt.layer("udp")
+        if ip is None or udp is None:
+            return None
+        kind = "ipv4" if data[ip.offset] >> 4 == 4 else "ipv6"
+        value = crc.icrc_fast(data, ip.offset, crc_end, kind, udp.offset - ip.offset)
+    if value is not None:
+        return value
+    masked = icrc_masked_input(pkt, crc_end, roce)
+    return None if masked is None else crc.crc32(masked)
 
 
 def icrc_masked_input(pkt: Packet, crc_end: int, roce: str | None) -> bytes | None:

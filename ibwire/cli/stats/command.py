@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from ibwire.capture import CaptureError
+from ibwire.cli.bulk import run as bulk_run
 from ibwire.cli.fields_out import UsageError
 from ibwire.cli.output import Output, error
 from ibwire.cli.reader import InputError, decode_options, load_decoders, packets
@@ -33,8 +34,13 @@ def run(args: argparse.Namespace, out: Output) -> int:
     stats = [parse_z(z) for z in args.z] if args.z else default_set(path)
     rc = 0
     failure = ""
+    options = decode_options(args.roce_ports)
     try:
-        for info in packets(path, decode_options(args.roce_ports), args.c, progress=True):
+        skip, rest = 0, True
+        if bulk_run.eligible(args, out, stats, None, None, False):
+            done = bulk_run.run(path, options, args.c, None, stats, out)
+            skip, rest = done.frames, not done.done
+        for info in packets(path, options, args.c, progress=True, skip=skip) if rest else ():
             assert info.pkt is not None
             for st in stats:
                 st.feed(info, info.pkt)

@@ -26,18 +26,23 @@ class Hierarchy(Stat):
         self.root = _Node()
 
     def add(self, info: FrameInfo, pkt: Packet) -> None:
+        self.add_stack(info.stack, 1, info.length)
+
+    def add_stack(self, stack: list[str], frames: int, nbytes: int) -> None:
+        """`frames` frames of this protocol stack, `nbytes` bytes in all (the bulk
+        path adds a group of alike frames at once)."""
         node = self.root
         # tshark's hierarchy leaves out the ethertype pseudo-protocol, the IPv6
         # extension headers (names with a dot) and the echo data under ICMP (which
         # frame.protocols does list).
         prev = ""
-        for name in info.stack:
+        for name in stack:
             if name == "ethertype" or "." in name or (name == "data" and prev == "icmp"):
                 continue
             prev = name
             node = node.children.setdefault(name, _Node())
-            node.frames += 1
-            node.nbytes += info.length
+            node.frames += frames
+            node.nbytes += nbytes
 
     def lines(self) -> list[str]:
         out = ["", RULE, self.title, f"Filter: {self.filter_text}", ""]
