@@ -85,7 +85,9 @@ def test_bulk_and_per_packet_outputs_are_identical(path, monkeypatch):
     for name, cmd in COMMANDS.items():
         fast, slow, outcomes = _both(monkeypatch, [*cmd, str(path)])
         assert fast == slow, name
-        assert outcomes and outcomes[0].done, name       # the bulk path did the work
+        # the bulk path did the work, except where the RC analysis adds expert items per
+        # packet (-z expert, and the default stats that include it)
+        assert (outcomes and outcomes[0].done) != ("expert" in cmd or cmd == ["stats"]), name
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +193,7 @@ def test_line_writer_kernel_equals_its_python_twin_and_python_formatting(vals, w
     assert a == b == len(raw) and (out_a == out_b).all() and (ro_a == ro_b).all()
 
 
-@pytest.mark.parametrize("argv", [["stats"], ["dump", "-q", "-z", "io,phs"]])
+@pytest.mark.parametrize("argv", [["stats", "-z", "io,phs"], ["dump", "-q", "-z", "io,phs"]])
 def test_ctrl_c_in_the_bulk_path_reports_what_was_read(monkeypatch, argv, generated):
     """Ctrl-C between chunks: the statistics of the chunks read, then status 130."""
     from ibwire.engines import columns

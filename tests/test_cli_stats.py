@@ -80,13 +80,18 @@ def test_mad_histogram_matches_manifest():
 
 def test_expert_groups_by_severity():
     rc, out, _ = run_cli("dump", "-q", "-r", capture(*RNR), "-z", "expert")
+    # NAK/RNR items from the AETH; the others from the RC engine (infiniband.analysis):
+    # 3 RNR retries whose resend runs repeat 128 packets (MANIFEST: 1134 - 1000 - 6).
     assert lines(out) == [
-        "", "Warns (3)", "=============",
+        "", "Warns (6)", "=============",
         "   Frequency      Group           Protocol  Summary",
         "           3   Sequence         InfiniBand  NAK: PSN Sequence Error",
-        "", "Notes (3)", "=============",
+        "           3   Sequence         InfiniBand  RC resend episode starts (rnr)",
+        "", "Notes (134)", "=============",
         "   Frequency      Group           Protocol  Summary",
-        "           3   Sequence         InfiniBand  RNR NAK"]
+        "         128   Sequence         InfiniBand  RC retransmission",
+        "           3   Sequence         InfiniBand  RNR NAK",
+        "           3   Sequence         InfiniBand  RC retry after RNR NAK"]
 
 
 def test_io_stat_with_filters():

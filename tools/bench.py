@@ -3,6 +3,7 @@
 
     python tools/bench.py                       # 1M and 10M packets, RoCEv2 pcap + native ERF
     python tools/bench.py --sizes 200k --peer-packets 50000 --json out.json
+    python tools/bench.py --rc 10000000         # RC engine on in-memory columns only
 
 Captures are generated once with the Numba bulk writer (`ibwire.gen.bulk`) into a
 cache directory (default ~/.cache/ibwire-bench, never the repository) and reused:
@@ -197,6 +198,14 @@ def peer(cmd: list[str], p: int) -> dict:
             "rss_mb": two["rss_mb"], "prefix": p, "exit": two["exit"]}
 
 
+def bench_rc(n: int, repeat: int) -> None:
+    from ibwire.engines.rc_bench import engine_rate, tiled_columns
+
+    r = engine_rate(tiled_columns(n), repeat)
+    print(f"RC engine, {r['packets']:,} packets in memory, best of {repeat}: "
+          f"analyze {r['analyze_pps']:,.0f} pkt/s, kernel pass {r['kernel_pps']:,.0f} pkt/s")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -213,11 +222,18 @@ def main() -> int:
                     help="packets of the large-packet captures for CRC throughput "
                     "(default 200000; 0 = skip)")
     ap.add_argument("--json", type=Path, help="also write the results to this file")
+    ap.add_argument("--rc", type=int, metavar="N", help="only time the RC engine (ibwire rc) "
+                    "on N packets of in-memory columns (a generated capture with loss, tiled)")
+    ap.add_argument("--repeat", type=int, default=3, help="best of this many runs (--rc)")
     ap.add_argument("--child", nargs=2, metavar=("MODE", "FILE"), help=argparse.SUPPRESS)
     ap.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(args.child[0], args.child[1], args.count)))
+        return 0
+    if args.rc:
+        sys.path.insert(0, str(REPO))
+        bench_rc(args.rc, args.repeat)
         return 0
     from bench_report import report  # tools/ is on sys.path when run as a script
 

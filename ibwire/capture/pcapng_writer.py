@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     pass
 
 _NS = 10**9
+OPT_COMMENT = 1     # opt_comment, valid in every block (pcapng §3.5)
 
 
 def _option(code: int, value: bytes) -> bytes:
@@ -77,8 +78,10 @@ class PcapngWriter(Writer):
     def write(
         self, frame_or_bytes: Frame | bytes, ts_ns: int | None = None,
         wire_len: int | None = None, interface: int | None = None,
+        comment: str | None = None,
     ) -> None:
-        """Write one EPB; arguments override the Frame's (defaults: 0, len, interface 0)."""
+        """Write one EPB; arguments override the Frame's (defaults: 0, len, interface 0).
+        ``comment`` becomes the packet's opt_comment (Wireshark's `frame.comment`)."""
         if isinstance(frame_or_bytes, Frame):
             frame = frame_or_bytes
             interface = frame.interface if interface is None else interface
@@ -113,5 +116,7 @@ class PcapngWriter(Writer):
         body = struct.pack(
             "<IIIII", interface, ticks >> 32, ticks & 0xFFFFFFFF, len(data), wire_len
         ) + data + bytes(-len(data) % 4)
+        if comment:
+            body += _option(OPT_COMMENT, comment.encode()) + struct.pack("<HH", OPT_ENDOFOPT, 0)
         self._out.write(_block(EPB, body))
         self.count += 1

@@ -13,6 +13,7 @@ import argparse
 import sys
 from typing import Any
 
+from ibwire.analysis.providers import provider_fields
 from ibwire.capture import CaptureError, PcapngWriter, PcapWriter
 from ibwire.capture.erf import ErfWriter
 from ibwire.cli.bulk import run as bulk_run
@@ -178,6 +179,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
     load_decoders()         # their fields must be known before -e, -Y and -z are read
     stats: list[Stat] = [parse_z(z) for z in args.z or []]
     filt = PacketFilter(args.Y) if args.Y else None
+    # Whole-capture analyses whose fields the command line names (infiniband.analysis.*).
+    add_fields = provider_fields(path, [args.Y or "", *(args.e or [])],
+                                 expert=any(z.startswith("expert") for z in args.z or []))
     options = decode_options(args.roce_ports)
     sink = CaptureSink(args.w, args.F) if args.w else None
     quiet = args.q or (sink is not None and not (args.P or args.V or args.O or args.x
@@ -192,7 +196,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
     linktype = 1
     try:
         skip, rest = 0, True
-        if bulk_run.eligible(args, out, stats, printer, filt, sink is not None):
+        # analysis fields (and their expert items) are added per packet: no bulk then
+        if add_fields is None and \
+                bulk_run.eligible(args, out, stats, printer, filt, sink is not None):
             done = bulk_run.run(path, options, args.c, printer, stats, out, filt)
             skip, rest = done.frames, not done.done
             if done.frames:
@@ -200,6 +206,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
         for info in packets(path, options, args.c, progress=progress, skip=skip) if rest else ():
             pkt = info.pkt
             assert pkt is not None
+            if add_fields is not None:
+                add_fields(info.number - 1, pkt)
             linktype = info.linktype
             for st in stats:
                 st.feed(info, pkt)

@@ -6,6 +6,8 @@
     ibwire fabric FILE...                  fabric view from management traffic
     ibwire verify FILE                     check every ICRC/VCRC/LPCRC (exit 1 if bad)
     ibwire gen ...                         synthetic traffic (when ibwire.gen is installed)
+    ibwire rc FILE [-T json] [-w OUT]      RC sequencing analysis (retransmissions, NAKs, RNR)
+    ibwire plot FILE --qp N | --credits | --counters    plots (PNG/SVG)
 
 Exit status: 0 ok, 1 bad input file (one line on stderr; packets before the error
 are still printed), 2 bad usage (one line, then the usage line). A closed pipe
@@ -109,6 +111,8 @@ USAGES = {
     "fabric": "ibwire fabric [options] FILE...",
     "verify": "ibwire verify [options] FILE",
     "gen": "ibwire gen ...",
+    "rc": "ibwire rc [options] FILE",
+    "plot": "ibwire plot FILE [options]",
 }
 TOP_USAGE = "ibwire {" + ",".join(USAGES) + "} ..."
 
@@ -148,6 +152,9 @@ def build_parser() -> Parser:
     from ibwire.cli.verify import add_parser as add_verify
     add_verify(sub)
     _add_gen(sub)
+    from ibwire.cli import plot, rc
+    rc.add_parser(sub)
+    plot.add_parser(sub)
     return top
 
 
@@ -200,6 +207,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.command == "gen":
         gen = importlib.import_module("ibwire.gen.cli")
         return int(gen.run(args) or 0)
+    if args.command in ("rc", "plot"):
+        mod = importlib.import_module(f"ibwire.cli.{args.command}")
+        return int(mod.run(args, out))
     raise UsageError(f"a command is required: {', '.join(USAGES)} "
                      "(or tshark's flags: ibwire -r FILE ...)")
 

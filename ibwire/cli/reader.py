@@ -23,7 +23,7 @@ from ibwire.cli.output import Progress, error
 from ibwire.decode import Options
 from ibwire.headers.carriers import ROCEV2_PORT
 
-OPTIONAL_DECODERS = ("ibwire.mad", "ibwire.ipoib")
+OPTIONAL_DECODERS = ("ibwire.mad", "ibwire.ipoib", "ibwire.analysis.providers")
 _loaded = False
 
 

@@ -102,6 +102,13 @@ def parse_z(spec: str) -> Stat:
         return Conversations(parts[1], _rest(parts, 2))
     if parts[0] == "endpoints" and len(parts) >= 2:
         return Endpoints(parts[1], _rest(parts, 2))
+    if head == "rc,stat" or (parts[0] == "follow" and len(parts) == 3 and parts[1] == "qp"):
+        from ibwire.cli.stats.rc_stat import FollowQp, RcStat
+        try:
+            return RcStat() if head == "rc,stat" else FollowQp(int(parts[2], 0))
+        except ValueError:
+            raise UsageError(f'invalid -z argument "{spec}": follow,qp,N needs a QP number'
+                             ) from None
     if parts[0] == "expert":
         level = parts[1] if len(parts) > 1 and parts[1] in Expert.LEVELS else ""
         return Expert(level, _rest(parts, 2 if level else 1))
@@ -111,4 +118,4 @@ def parse_z(spec: str) -> Stat:
 SUPPORTED = ["io,phs[,filter]", "io,stat,interval[,filter...]", "conv,qp|ib|ip|ipv6|udp|eth",
              "endpoints,ib|ip|ipv6|udp|eth", "ib,opcodes", "ib,mad", "ib,summary",
              "ib,credits", "ib,qos", "roce,pfc", "roce,ecn",
-             "expert[,error|warn|note|chat][,filter]"]
+             "expert[,error|warn|note|chat][,filter]", "rc,stat", "follow,qp,N"]

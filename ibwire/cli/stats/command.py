@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from ibwire.analysis.providers import provider_fields
 from ibwire.capture import CaptureError
 from ibwire.cli.bulk import run as bulk_run
 from ibwire.cli.fields_out import UsageError
@@ -35,13 +36,17 @@ def run(args: argparse.Namespace, out: Output) -> int:
     rc = 0
     failure = ""
     options = decode_options(args.roce_ports)
+    add_fields = provider_fields(path, [], expert=any(isinstance(st, Expert) for st in stats))
     try:
         skip, rest = 0, True
-        if bulk_run.eligible(args, out, stats, None, None, False):
+        # analysis fields are added per packet: no bulk path then
+        if add_fields is None and bulk_run.eligible(args, out, stats, None, None, False):
             done = bulk_run.run(path, options, args.c, None, stats, out)
             skip, rest = done.frames, not done.done
         for info in packets(path, options, args.c, progress=True, skip=skip) if rest else ():
             assert info.pkt is not None
+            if add_fields is not None:
+                add_fields(info.number - 1, info.pkt)
             for st in stats:
                 st.feed(info, info.pkt)
     except (CaptureError, InputError) as exc:

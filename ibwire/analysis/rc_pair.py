@@ -1,0 +1,279 @@
+"""Pairing: which request stream and which response stream form one half-connection.
+
+A requester at endpoint X (QP qA) sends requests to endpoint Y with DestQP qB;
+the responder answers from Y to X with DestQP qA. A capture shows the two as
+separate flows `(src, dst, DestQP)`; the half-connection is the pair. Rules, in
+order (docs/rc-analysis.md, "Pairing"):
+
+1. CM: a REQ from X (LocalQPN qx) and the REP from Y (LocalQPN qy) that follows it
+   pair X:qx with Y:qy in both directions (IBA §12.6.5, §12.6.8).
+2. Endpoints: the request flows X->Y and the response flows Y->X of one endpoint
+   pair; when each side has one flow they pair directly.
+3. Matching: otherwise each response flow goes to the request flow it fits best:
+   first by MSN (the responder's count of completed messages must track the
+   request flow's message ends), then by PSN (each response's PSN at or shortly
+   before the last request PSN sent before it); when both hosts are requesters the
+   reverse pair of the same QP pair adds its fit.
+
+UC and UD flows have no responses: each request flow is its own stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ibwire.analysis.rc_rules import C_LAST, C_REQUEST, C_RESPONSE, OPCLASS
+from ibwire.engines import rc_prepass as prepass
+
+_SHIFT_SRC, _SHIFT_DST = 40, 24
+_QP_MASK = (1 << 24) - 1
+_TABLE_BITS = 20
+_PSN_SAMPLE = 4096
+_ACK_WINDOW = 1 << 12
+_HEAD_ROWS = 1 << 18
+_MAX_FLOWS = 1 << (_TABLE_BITS - 1)
+
+
+@dataclass
+class Streams:
+    """Half-connections of a capture and each row's membership."""
+
+    hc: np.ndarray                 # int32 per row: half-connection index, -1 = not transport
+    req_src: list[int] = field(default_factory=list)     # requester endpoint
+    req_dst: list[int] = field(default_factory=list)     # responder endpoint
+    resp_qp: list[int] = field(default_factory=list)     # responder QPN (requests' DestQP)
+    req_qp: list[int] = field(default_factory=list)      # requester QPN (responses' DestQP)
+    start_psn: list[tuple[int, ...]] = field(default_factory=list)  # CM candidates
+    connection: list[int] = field(default_factory=list)  # both directions share one id
+
+    def __len__(self) -> int:
+        return len(self.req_src)
+
+
+def _flow_keys(src: np.ndarray, dst: np.ndarray, qp: np.ndarray) -> np.ndarray:
+    return ((src.astype(np.int64) << _SHIFT_SRC) | (dst.astype(np.int64) << _SHIFT_DST)
+            | (qp.astype(np.int64) & _QP_MASK))
+
+
+def _split(key: int) -> tuple[int, int, int]:
+    return key >> _SHIFT_SRC, (key >> _SHIFT_DST) & 0xFFFF, key & _QP_MASK
+
+
+def cm_pairs(cols: dict[str, np.ndarray]) -> dict[tuple[int, int], tuple[int, int, int, int]]:
+    """(endpoint, QPN) -> (peer endpoint, peer QPN, its own CM starting PSN, the peer's)
+    from CM REQ/REP MADs."""
+    req_qp, rep_qp = cols["infiniband.cm.req.localqpn"], cols["infiniband.cm.rep.localqpn"]
+    rows = np.flatnonzero((req_qp >= 0) | (rep_qp >= 0))
+    src, dst = cols["ibwire.src"], cols["ibwire.dst"]
+    req_psn, rep_psn = cols["infiniband.cm.req.startpsn"], cols["infiniband.cm.rep.startpsn"]
+    open_reqs: dict[tuple[int, int], tuple[int, int]] = {}
+    out: dict[tuple[int, int], tuple[int, int, int, int]] = {}
+    for i in rows:
+        if req_qp[i] >= 0:
+            open_reqs[(int(src[i]), int(dst[i]))] = (int(req_qp[i]), int(req_psn[i]))
+        else:
+            got = open_reqs.pop((int(dst[i]), int(src[i])), None)
+            if got is None:
+                continue
+            x, y = int(dst[i]), int(src[i])
+            qx, psn_x = got
+            qy, psn_y = int(rep_qp[i]), int(rep_psn[i])
+            # Which side's requests start at which PSN differs between readings of
+            # §12.7 (and between stacks): keep both, the engine picks the one that
+            # precedes the first request seen.
+            out[(x, qx)] = (y, qy, psn_x, psn_y)
+            out[(y, qy)] = (x, qx, psn_y, psn_x)
+    return out
+
+
+def unique_inverse(keys: np.ndarray, use_numba: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(keys, return_inverse=True) in one hashing pass (flows are few)."""
+    ids = np.empty(len(keys), dtype=np.int64)
+    uniq = np.empty(min(len(keys), _MAX_FLOWS), dtype=np.int64)
+    run = prepass.flow_ids if use_numba else prepass.flow_ids_py
+    n = run(keys, np.ones(len(keys), dtype=np.bool_), _TABLE_BITS, ids, uniq)
+    if n < 0:
+        return np.unique(keys, return_inverse=True)
+    uniq = uniq[:n]
+    order = np.argsort(uniq)
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    return uniq[order], rank[ids]
+
+
+def opclasses(op: np.ndarray) -> np.ndarray:
+    """OPCLASS of every row's BTH opcode (0 where there is none)."""
+    cls = OPCLASS[op.astype(np.uint8)]
+    cls[op < 0] = 0
+    return cls
+
+
+def _reverse(key: int) -> int:
+    """The flow key with source and destination swapped (same QP field)."""
+    s, d, q = _split(key)
+    return (d << _SHIFT_SRC) | (s << _SHIFT_DST) | q
+
+
+def _find(keys: np.ndarray, key: int) -> int:
+    j = int(np.searchsorted(keys, key))
+    return j if j < len(keys) and keys[j] == key else -1
+
+
+def _msn_fit(psn: np.ndarray, msn: np.ndarray, last: np.ndarray, resp_rows: np.ndarray,
+             req_rows: np.ndarray) -> int:
+    """How many responses carry an MSN that fits these requests: the responder's MSN
+    counts the messages completed (IBA 9.7.5.1.1), so MSN minus the number of distinct
+    message-ending request PSNs up to the response's PSN is one constant."""
+    ends = req_rows[last[req_rows]]
+    rows = resp_rows[msn[resp_rows] >= 0]
+    if not len(ends) or not len(rows) or not len(req_rows):
+        return 0
+    base = int(psn[req_rows[0]])
+    rel_ends = np.unique((psn[ends].astype(np.int64) - base) % (1 << 24))
+    rel = (psn[rows].astype(np.int64) - base) % (1 << 24)
+    k = np.searchsorted(rel_ends, rel, "right")
+    _, counts = np.unique(msn[rows].astype(np.int64) - k, return_counts=True)
+    return int(counts.max())
+
+
+class _RowsOf(dict):
+    """Flow index -> its rows (computed once per flow), at most `limit` of them."""
+
+    def __init__(self, rows: np.ndarray, inv: np.ndarray, limit: int | None = None) -> None:
+        super().__init__()
+        self.rows, self.inv, self.limit = rows, inv, limit
+
+    def __missing__(self, flow: int) -> np.ndarray:
+        got = self.rows[self.inv == flow][:self.limit]
+        self[flow] = got
+        return got
+
+
+def _head(req_rows: np.ndarray, resp_rows: np.ndarray) -> int:
+    """The row where matching stops looking: after _HEAD_ROWS transport rows."""
+    n = len(req_rows) + len(resp_rows)
+    if n <= _HEAD_ROWS:
+        return 1 << 62
+    both = np.concatenate((req_rows[:_HEAD_ROWS], resp_rows[:_HEAD_ROWS]))
+    return int(np.partition(both, _HEAD_ROWS - 1)[_HEAD_ROWS - 1]) + 1
+
+
+def _before(rows: np.ndarray, sample: np.ndarray) -> np.ndarray:
+    """The rows up to the last sampled response: what those responses can answer."""
+    return rows[:np.searchsorted(rows, sample[-1])] if len(sample) else rows[:0]
+
+
+def _answered(psn: np.ndarray, resp_rows: np.ndarray, req_rows: np.ndarray) -> int:
+    """How many of these responses could answer these requests: a response's PSN is at
+    or a little before (within _ACK_WINDOW) the last request PSN sent before it. Streams
+    that start at the same PSN differ in when they send what."""
+    if not len(req_rows) or not len(resp_rows):
+        return 0
+    last = np.searchsorted(req_rows, resp_rows) - 1
+    ok = last >= 0
+    d = (psn[resp_rows[ok]].astype(np.int64) - psn[req_rows[last[ok]]] + (1 << 23)) \
+        % (1 << 24) - (1 << 23)
+    ok = (d <= 0) & (d > -_ACK_WINDOW)
+    # Count the responses that fit; among equal counts, the closer tracking wins.
+    return int(ok.sum()) * _ACK_WINDOW * _PSN_SAMPLE - int(-d[ok].sum())
+
+
+def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> Streams:
+    op = cols["infiniband.bth.opcode"]
+    cls = opclasses(op) if cls is None else cls
+    keys = _flow_keys(cols["ibwire.src"], cols["ibwire.dst"], cols["infiniband.bth.destqp"])
+    psn = cols["infiniband.bth.psn"]
+    is_req, is_resp = (cls & C_REQUEST) != 0, (cls & C_RESPONSE) != 0
+    req_keys, req_inv = unique_inverse(keys[is_req])
+    resp_keys, resp_inv = unique_inverse(keys[is_resp])
+    cm = cm_pairs(cols)
+    partner: dict[int, int] = {}              # request flow -> response flow
+    taken: set[int] = set()
+    by_pair: dict[tuple[int, int], list[int]] = {}
+    for j, k in enumerate(resp_keys.tolist()):
+        s, d, _ = _split(k)
+        by_pair.setdefault((d, s), []).append(j)
+    reqs_by_pair: dict[tuple[int, int], list[int]] = {}
+    for i, k in enumerate(req_keys.tolist()):
+        s, d, qb = _split(k)
+        reqs_by_pair.setdefault((s, d), []).append(i)
+        peer = cm.get((d, qb))
+        if peer is not None and peer[0] == s:
+            want = (int(d) << _SHIFT_SRC) | (int(s) << _SHIFT_DST) | peer[1]
+            j = int(np.searchsorted(resp_keys, want))
+            if j < len(resp_keys) and resp_keys[j] == want and j not in taken:
+                partner[i], _ = j, taken.add(j)
+    req_rows, resp_rows = np.flatnonzero(is_req), np.flatnonzero(is_resp)
+    msn, last = cols["infiniband.aeth.msn"], (cls & C_LAST) != 0
+    # Matching looks at the start of the capture only (bounded work on big files).
+    head = _head(req_rows, resp_rows)
+    nq, npr = np.searchsorted(req_rows, head), np.searchsorted(resp_rows, head)
+    req_of = _RowsOf(req_rows[:nq], req_inv[:nq])
+    resp_of = _RowsOf(resp_rows[:npr], resp_inv[:npr], _PSN_SAMPLE)
+    for pair, reqs in reqs_by_pair.items():
+        free_r = [i for i in reqs if i not in partner]
+        free_p = [j for j in by_pair.get(pair, []) if j not in taken]
+        if len(free_r) == 1 and len(free_p) == 1:
+            partner[free_r[0]] = free_p[0]
+            taken.add(free_p[0])
+            continue
+        scores = []
+        for j in free_p:
+            rrows = resp_of[j]
+            for i in free_r:
+                rq = _before(req_of[i], rrows)
+                hit = _msn_fit(psn, msn, last, rrows, rq) * (1 << 40) + _answered(psn, rrows, rq)
+                # Both sides requesters: the reverse pair (requests to qA, responses
+                # to qB) belongs to the same QP pair and must fit as well.
+                ri = _find(req_keys, _reverse(int(resp_keys[j])))
+                rj = _find(resp_keys, _reverse(int(req_keys[i])))
+                if ri >= 0 and rj >= 0:
+                    rr2 = resp_of[rj]
+                    hit += _answered(psn, rr2, _before(req_of[ri], rr2))
+                if hit:
+                    scores.append((-hit, i, j))
+        for _, i, j in sorted(scores):
+            if i not in partner and j not in taken:
+                partner[i] = j
+                taken.add(j)
+    st = Streams(hc=np.full(len(op), -1, dtype=np.int32))
+    req_hc = np.empty(len(req_keys), dtype=np.int32)
+    resp_hc = np.full(len(resp_keys), -1, dtype=np.int32)
+    for i, k in enumerate(req_keys.tolist()):
+        s, d, qb = _split(k)
+        j = partner.get(i)
+        qa = _split(int(resp_keys[j]))[2] if j is not None else -1
+        req_hc[i] = len(st)
+        if j is not None:
+            resp_hc[j] = len(st)
+        start = cm.get((s, qa), (0, 0))[2:] if qa >= 0 else ()
+        _append(st, s, d, qb, qa, start)
+    for j, k in enumerate(resp_keys.tolist()):
+        if resp_hc[j] < 0:
+            s, d, qa = _split(k)
+            resp_hc[j] = len(st)
+            _append(st, d, s, -1, qa, ())
+    st.hc[is_req] = req_hc[req_inv]
+    st.hc[is_resp] = resp_hc[resp_inv]
+    _connections(st)
+    return st
+
+
+def _append(st: Streams, s: int, d: int, qb: int, qa: int, start: tuple[int, ...]) -> None:
+    st.req_src.append(s)
+    st.req_dst.append(d)
+    st.resp_qp.append(qb)
+    st.req_qp.append(qa)
+    st.start_psn.append(start)
+
+
+def _connections(st: Streams) -> None:
+    """Both half-connections of one QP pair (X:qA <-> Y:qB) share a connection id."""
+    ids: dict[tuple, int] = {}
+    for h in range(len(st)):
+        a = (st.req_src[h], st.req_qp[h])
+        b = (st.req_dst[h], st.resp_qp[h])
+        key = (min(a, b), max(a, b)) if -1 not in (a[1], b[1]) else ("hc", h)
+        st.connection.append(ids.setdefault(key, len(ids)))

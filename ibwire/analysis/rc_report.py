@@ -1,0 +1,201 @@
+"""RC analysis results as plain data: the `ibwire rc -T json` document and the
+per-packet `infiniband.analysis.*` values.
+
+Schema: docs/schemas/rc.schema.json ("ibwire-rc/1").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ibwire.analysis import rc_rules as R
+from ibwire.analysis.rc import PERCENTILES, RcResult
+from ibwire.analysis.rc_input import ENDPOINTS
+
+FORMAT = "ibwire-rc/1"
+
+
+def _transport(res: RcResult, h: int) -> str:
+    rows = np.flatnonzero(res.streams.hc == h)
+    op = res.cols["infiniband.bth.opcode"][rows]
+    prefixes = set((op[op >= 0] >> 5).tolist())
+    names = {0: "RC", 1: "UC", 3: "UD", 5: "XRC"}
+    return "/".join(names.get(p, str(p)) for p in sorted(prefixes)) or "?"
+
+
+def _qp(q: int) -> str | None:
+    return f"{q:#08x}" if q >= 0 else None
+
+
+def rtt_percentiles(res: RcResult, h: int) -> dict[str, float | int | None]:
+    v = res.rtt_ns[(res.streams.hc == h) & (res.rtt_ns >= 0)]
+    out: dict[str, float | int | None] = {"samples": int(len(v))}
+    for p in PERCENTILES:
+        out[f"p{p}"] = round(float(np.percentile(v, p)) / 1000, 3) if len(v) else None
+    out["max"] = round(float(v.max()) / 1000, 3) if len(v) else None
+    return out
+
+
+def connection(res: RcResult, h: int) -> dict[str, Any]:
+    st = res.streams
+    names = res.cols[ENDPOINTS]
+    k = dict(zip(R.COUNT_NAMES, res.counts[h].tolist()))
+    ts = res.cols["frame.time_ns"][st.hc == h]
+    span = int(ts.max() - ts.min()) if len(ts) > 1 else 0
+    good = k["bytes"] - k["retransmitted_bytes"]
+    return {
+        "connection": st.connection[h], "half_connection": h,
+        "transport": _transport(res, h),
+        "requester": {"endpoint": str(names[st.req_src[h]]), "qp": _qp(st.req_qp[h])},
+        "responder": {"endpoint": str(names[st.req_dst[h]]), "qp": _qp(st.resp_qp[h])},
+        "packets": k["packets"], "requests": k["requests"], "responses": k["responses"],
+        "messages": k["messages"], "bytes": k["bytes"],
+        "goodput_bps": round(good * 8 * 1e9 / span, 1) if span else None,
+        "retransmitted_packets": k["retransmitted_packets"],
+        "retransmitted_bytes": k["retransmitted_bytes"],
+        "go_back_n": k["go_back_n"], "rnr_retries": k["rnr_retries"],
+        "naks": {key: k[f"nak_{key}"] for key in R.NAK_KEYS},
+        "rnr_naks": k["rnr_naks"], "duplicate_requests": k["duplicate_requests"],
+        "lost_before_capture": k["lost_before_capture"],
+        "lost_after_capture": k["lost_after_capture"],
+        "implied_naks": k["implied_naks"], "timeouts": k["timeouts"],
+        "out_of_sequence": k["out_of_sequence"], "network_duplicates": k["network_duplicates"],
+        "bad_icrc": k["bad_icrc"], "acks": k["acks"], "duplicate_acks": k["duplicate_acks"],
+        "read_response_gaps": k["read_response_gaps"], "uc_gaps": k["uc_gaps"],
+        "ack_rtt_us": rtt_percentiles(res, h),
+    }
+
+
+def document(res: RcResult, source: str = "") -> dict[str, Any]:
+    """The whole analysis as one JSON-ready document."""
+    return {
+        "format": FORMAT, "capture": source,
+        "connections": [connection(res, h) for h in range(len(res.streams))],
+        "episodes": res.episodes,
+    }
+
+
+# -- per-packet values --------------------------------------------------------------------------
+PACKET_FIELDS: tuple[tuple[str, str, str], ...] = (
+    # (name, ftype, description)
+    ("infiniband.analysis.retransmission", "bool", "Request PSN sent before (go-back-N resend)"),
+    ("infiniband.analysis.retransmission_of", "uint32", "Frame of the first copy resent"),
+    ("infiniband.analysis.go_back_n", "uint32", "Go-back-N episode this resend belongs to"),
+    ("infiniband.analysis.episode_start", "bool", "First packet of a go-back-N episode"),
+    ("infiniband.analysis.episode_reason", "string", "What started the episode"),
+    ("infiniband.analysis.episode_trigger", "uint32", "Frame of the NAK/response that started it"),
+    ("infiniband.analysis.psn_gap", "uint32", "PSNs skipped before it (lost before the tap)"),
+    ("infiniband.analysis.lost_after_capture", "bool", "Captured, but the responder never got it"),
+    ("infiniband.analysis.duplicate", "bool", "Responder had already accepted this PSN"),
+    ("infiniband.analysis.out_of_sequence", "bool", "Late request, no retry cause (reordered)"),
+    ("infiniband.analysis.responder_out_of_sequence", "bool", "Beyond the expected PSN"),
+    ("infiniband.analysis.network_duplicate", "bool", "Copy sooner than any retry cause could act"),
+    ("infiniband.analysis.nak", "string", "NAK kind"),
+    ("infiniband.analysis.rnr", "bool", "RNR NAK"),
+    ("infiniband.analysis.rnr_timer_us", "uint32", "RNR NAK minimum timer (microseconds)"),
+    ("infiniband.analysis.rnr_retry", "bool", "First resend of the PSN an RNR NAK refused"),
+    ("infiniband.analysis.implied_nak", "bool", "Response past a READ/atomic lacking responses"),
+    ("infiniband.analysis.read_response_gap", "bool", "READ responses missing before this one"),
+    ("infiniband.analysis.duplicate_ack", "bool", "ACK acknowledging nothing new"),
+    ("infiniband.analysis.ack_rtt", "double", "ACK round-trip time (seconds)"),
+    ("infiniband.analysis.acked_psns", "uint32", "Request PSNs this ACK newly acknowledges"),
+    ("infiniband.analysis.credits", "uint32", "AETH credits advertised (receive WQEs)"),
+    ("infiniband.analysis.message", "uint32", "Message number within the half-connection"),
+    ("infiniband.analysis.message_end", "bool", "Last packet of a message"),
+    ("infiniband.analysis.bad_icrc", "bool", "Bad ICRC: the receiver drops it"),
+    ("infiniband.analysis.connection", "uint32", "Connection index (ibwire rc)"),
+)
+
+_BOOL_FLAGS = {
+    "infiniband.analysis.retransmission": R.F_RETX,
+    "infiniband.analysis.episode_start": R.F_EPISODE,
+    "infiniband.analysis.lost_after_capture": R.F_LOST_AFTER,
+    "infiniband.analysis.duplicate": R.F_DUP,
+    "infiniband.analysis.out_of_sequence": R.F_LATE,
+    "infiniband.analysis.responder_out_of_sequence": R.F_RESP_OOS,
+    "infiniband.analysis.network_duplicate": R.F_COPY,
+    "infiniband.analysis.rnr": R.F_RNR,
+    "infiniband.analysis.rnr_retry": R.F_RNR_RETRY,
+    "infiniband.analysis.implied_nak": R.F_IMPLIED,
+    "infiniband.analysis.read_response_gap": R.F_RESP_GAP,
+    "infiniband.analysis.duplicate_ack": R.F_DUP_ACK,
+    "infiniband.analysis.message_end": R.F_MSG_END,
+    "infiniband.analysis.bad_icrc": R.F_BAD_ICRC,
+}
+
+
+def packet_values(res: RcResult, row: int) -> dict[str, Any]:
+    """`infiniband.analysis.*` values of one row (only those that apply)."""
+    h = int(res.streams.hc[row])
+    if h < 0:
+        return {}
+    f = int(res.flags[row])
+    fn = res.cols["frame.number"]
+    out: dict[str, Any] = {"infiniband.analysis.connection": res.streams.connection[h]}
+    for name, bit in _BOOL_FLAGS.items():
+        if f & bit:
+            out[name] = True
+    if res.ref[row] >= 0:
+        out["infiniband.analysis.retransmission_of"] = int(fn[res.ref[row]])
+    if res.episode[row] >= 0:
+        out["infiniband.analysis.go_back_n"] = int(res.episode[row])
+        if f & R.F_EPISODE:
+            out["infiniband.analysis.episode_reason"] = R.REASON_NAMES[int(res.reason[row])]
+            if res.trig[row] >= 0:
+                out["infiniband.analysis.episode_trigger"] = int(fn[res.trig[row]])
+    if f & (R.F_GAP | R.F_UC_GAP):
+        out["infiniband.analysis.psn_gap"] = int(res.gap[row])
+    syn = int(res.cols["infiniband.aeth.syndrome"][row])
+    if f & R.F_NAK and syn >= 0:
+        code = syn & 0x1F
+        out["infiniband.analysis.nak"] = (R.NAK_KEYS[code] if code < len(R.NAK_KEYS)
+                                          else f"code_{code}")
+    if f & R.F_RNR and syn >= 0:
+        out["infiniband.analysis.rnr_timer_us"] = int(R.RNR_TIMER_NS[syn & 0x1F] // 1000)
+    if res.rtt_ns[row] >= 0:
+        out["infiniband.analysis.ack_rtt"] = res.rtt_ns[row] / 1e9
+    if res.acked[row] > 0:
+        out["infiniband.analysis.acked_psns"] = int(res.acked[row])
+    if res.credits[row] >= 0:
+        out["infiniband.analysis.credits"] = int(R.CREDIT_TABLE[res.credits[row]])
+    if res.msg[row] >= 0:
+        out["infiniband.analysis.message"] = int(res.msg[row])
+    return out
+
+
+def comment(values: dict[str, Any]) -> str:
+    """A short one-line text of a packet's findings (pcapng comments, expert info)."""
+    parts = []
+    for name, v in values.items():
+        short = name.removeprefix("infiniband.analysis.")
+        if short in ("connection", "message", "message_end", "credits", "acked_psns",
+                     "ack_rtt"):
+            continue
+        parts.append(short if v is True else f"{short}={v}")
+    return "ibwire rc: " + ", ".join(parts) if parts else ""
+
+
+# -- expert items (severity, group, protocol, summary), as `-z expert` collects them -------
+_EXPERT = (
+    (R.F_EPISODE, "Warn", "Sequence", "RC resend episode starts ({reason})"),
+    (R.F_RETX, "Note", "Sequence", "RC retransmission"),
+    (R.F_GAP, "Warn", "Sequence", "RC PSN gap: {gap} PSN(s) lost before the capture point"),
+    (R.F_LOST_AFTER, "Warn", "Sequence", "RC packet lost after the capture point"),
+    (R.F_LATE, "Warn", "Sequence", "RC out-of-sequence (late) request"),
+    (R.F_DUP, "Note", "Sequence", "RC duplicate request"),
+    (R.F_COPY, "Note", "Sequence", "RC network duplicate"),
+    (R.F_IMPLIED, "Warn", "Sequence", "RC implied NAK (response PSN jump)"),
+    (R.F_RNR_RETRY, "Note", "Sequence", "RC retry after RNR NAK"),
+)
+
+
+def expert_items(res: RcResult, row: int) -> list[tuple[str, str, str, str]]:
+    f = int(res.flags[row])
+    out = []
+    for bit, severity, group, text in _EXPERT:
+        if f & bit:
+            out.append((severity, group, "InfiniBand", text.format(
+                reason=R.REASON_NAMES[int(res.reason[row])], gap=int(res.gap[row]))))
+    return out

@@ -1,0 +1,361 @@
+"""RC sequencing kernel: one pass over a capture's rows, per half-connection state.
+
+The rules are those of `ibwire.analysis.rc_rules` (tables and flag bits) and
+`docs/rc-analysis.md`. `rc_pass` is the Numba build; `rc_pass_py` the same code
+run by the interpreter (the twin the tests compare it with). Both take rows in
+capture order, already grouped into half-connections (`hc`, -1 = not RC/UC/UD
+transport) with 24-bit PSNs unwrapped to 64 bits (`unwrap_psns`), and return
+nothing: they fill the per-row output arrays and the per-half-connection
+`counts` in place.
+
+State per half-connection (requester side seen at the tap, then the responder):
+`high` first PSN never seen in a request, `acked` first PSN not acknowledged,
+`epsn` the responder's expected PSN, `trig_*` a pending retry cause (NAK,
+RNR NAK, implied NAK) with its PSN and row, `ep_*` the go-back-N episode in
+progress, and a FIFO of outstanding READ/atomic requests.
+"""
+
+from __future__ import annotations  # noqa: I001 - the rule names below stay compact
+
+import numpy as np
+from numba import njit
+
+from ibwire.analysis.rc_rules import (
+    C_ACK, C_ATOMIC_ACK, C_ATOMIC_REQ, C_LAST, C_READ_REQ, C_READ_RESP, C_RELIABLE, C_REQUEST,
+    C_RESPONSE, C_UC, F_BAD_ICRC, F_COPY, F_DUP, F_DUP_ACK, F_EPISODE, F_GAP, F_IMPLIED,
+    F_LATE, F_LOST_AFTER, F_MSG_END, F_NAK, F_RESP_GAP, F_RESP_OOS, F_RETRY_START, F_RETX,
+    F_RNR, F_RNR_RETRY, F_UC_GAP, GAP_RING, K_ACKS, K_BAD_ICRC, K_BYTES, K_COPIES, K_DUP,
+    K_DUP_ACKS, K_GBN, K_IMPLIED, K_LATE, K_LOST_AFTER, K_LOST_BEFORE, K_MESSAGES, K_NAK0,
+    K_PACKETS, K_REQUESTS, K_RESP_GAPS, K_RESPONSES, K_RETX, K_RETX_BYTES, K_RNR,
+    K_RNR_RETRIES, K_TIMEOUTS, K_UC_GAPS, READ_FIFO, REASON_IMPLIED, REASON_NAK_SEQ,
+    REASON_RNR, REASON_TIMEOUT, SYN_ACK, SYN_NAK, SYN_RNR,
+)
+
+T_NAK, T_RNR, T_IMPLIED = 1, 2, 4       # pending retry causes (bits of trig_kind)
+CRC_BAD = 0
+
+
+def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
+          flags, ref, episode, trig, acked_n, credits, msg, gap, reason, counts):
+    n_hc = len(pmtu)
+    init = np.zeros(n_hc, dtype=np.bool_)
+    high = np.zeros(n_hc, dtype=np.int64)
+    acked = np.zeros(n_hc, dtype=np.int64)
+    epsn = np.zeros(n_hc, dtype=np.int64)
+    trig_u = np.full(n_hc, -1, dtype=np.int64)
+    trig_row = np.full(n_hc, -1, dtype=np.int64)
+    trig_kind = np.zeros(n_hc, dtype=np.int64)
+    nak_u = np.full(n_hc, -1, dtype=np.int64)
+    rnr_u = np.full(n_hc, -1, dtype=np.int64)
+    ep_active = np.zeros(n_hc, dtype=np.bool_)
+    ep_last = np.zeros(n_hc, dtype=np.int64)
+    ep_end = np.zeros(n_hc, dtype=np.int64)
+    ep_cur = np.full(n_hc, -1, dtype=np.int32)
+    ep_next = np.zeros(n_hc, dtype=np.int64)
+    pos_acked = np.zeros(n_hc, dtype=np.int64)
+    retrying = np.zeros(n_hc, dtype=np.bool_)     # a counted retry awaits forward progress
+    nak_new = np.zeros(n_hc, dtype=np.bool_)      # a first sequence NAK awaits its resend
+    gaps = np.full((n_hc, GAP_RING, 2), -1, dtype=np.int64)    # recent holes: [lo, hi)
+    gap_at = np.zeros(n_hc, dtype=np.int64)
+    msg_no = np.zeros(n_hc, dtype=np.int32)
+    fifo = np.zeros((n_hc, READ_FIFO, 3), dtype=np.int64)    # first, next, end
+    f_head = np.zeros(n_hc, dtype=np.int64)
+    f_len = np.zeros(n_hc, dtype=np.int64)
+    min_rtt = np.full(n_hc, -1, dtype=np.int64)
+    last_resp = np.full(n_hc, -1, dtype=np.int64)     # previous response row, if no request since
+    late_row = np.full(n_hc, -1, dtype=np.int64)
+    late_next = np.zeros(n_hc, dtype=np.int64)
+    n_ep = 0
+    for i in range(len(hc)):
+        h = hc[i]
+        if h < 0:
+            continue
+        c = cls[i]
+        u = upsn[i]
+        counts[h, K_PACKETS] += 1
+        counts[h, K_BYTES] += paylen[i]
+        if not init[h]:
+            init[h] = True
+            first = start_u[h] if start_u[h] >= 0 else u
+            high[h] = first
+            acked[h] = first
+            pos_acked[h] = first
+            epsn[h] = first
+        if icrc[i] == CRC_BAD:
+            flags[i] |= F_BAD_ICRC
+            counts[h, K_BAD_ICRC] += 1
+        if c & C_REQUEST:
+            counts[h, K_REQUESTS] += 1
+            last_resp[h] = -1
+            consume = np.int64(1)
+            if c & C_READ_REQ and dmalen[i] > 0:
+                consume = (dmalen[i] + pmtu[h] - 1) // pmtu[h]
+            d = u - high[h]
+            if c & C_UC:
+                if d > 0:
+                    flags[i] |= F_UC_GAP
+                    gap[i] = d
+                    counts[h, K_UC_GAPS] += 1
+                if d >= 0:
+                    high[h] = u + consume
+                    msg[i] = msg_no[h]
+                    if c & C_LAST:
+                        msg_no[h] += 1
+                        counts[h, K_MESSAGES] += 1
+                        flags[i] |= F_MSG_END
+                elif first_tx[i] < i:
+                    flags[i] |= F_DUP
+                    counts[h, K_DUP] += 1
+                else:
+                    flags[i] |= F_LATE
+                    counts[h, K_LATE] += 1
+                continue
+            if not c & C_RELIABLE:
+                continue
+            seen = first_tx[i] < i
+            p = late_row[h]
+            if p >= 0:
+                late_row[h] = -1
+                if seen and u == late_next[h] and d < 0:
+                    flags[p] = (flags[p] & ~F_LATE) | F_RETX | F_EPISODE
+                    counts[h, K_LATE] -= 1
+                    counts[h, K_LOST_BEFORE] += 1
+                    counts[h, K_RETX] += 1
+                    counts[h, K_RETX_BYTES] += paylen[p]
+                    counts[h, K_GBN] += 1
+                    counts[h, K_TIMEOUTS] += 1
+                    reason[p] = REASON_TIMEOUT
+                    episode[p] = n_ep
+                    ep_cur[h] = n_ep
+                    n_ep += 1
+                    ep_active[h] = True
+                    ep_end[h] = high[h]
+                    ep_last[h] = upsn[p]
+                    ep_next[h] = u
+                    retrying[h] = True
+            if d >= 0:
+                if d > 0:
+                    flags[i] |= F_GAP
+                    gap[i] = d
+                    counts[h, K_LOST_BEFORE] += d
+                    slot = gap_at[h] % GAP_RING
+                    gaps[h, slot, 0] = high[h]
+                    gaps[h, slot, 1] = u
+                    gap_at[h] += 1
+                high[h] = u + consume
+                if ep_active[h] and u >= ep_end[h]:
+                    skipped = ep_end[h] - max(ep_next[h], acked[h])
+                    if skipped > 0:
+                        # New data before the resend run reached the old front, and no
+                        # ACK made those resends unneeded: they were lost before the tap.
+                        flags[i] |= F_GAP
+                        gap[i] += skipped
+                        counts[h, K_LOST_BEFORE] += skipped
+                    ep_active[h] = False
+                msg[i] = msg_no[h]
+                if c & C_LAST:
+                    msg_no[h] += 1
+                    counts[h, K_MESSAGES] += 1
+                    flags[i] |= F_MSG_END
+                if c & (C_READ_REQ | C_ATOMIC_REQ):
+                    if f_len[h] == READ_FIFO:
+                        f_head[h] = (f_head[h] + 1) % READ_FIFO
+                        f_len[h] -= 1
+                    slot = (f_head[h] + f_len[h]) % READ_FIFO
+                    fifo[h, slot, 0] = u
+                    fifo[h, slot, 1] = u
+                    fifo[h, slot, 2] = u + consume
+                    f_len[h] += 1
+            else:
+                cause = trig_u[h] >= 0 and trig_u[h] <= u
+                in_gap = False
+                if not seen:
+                    for g in range(GAP_RING):
+                        if gaps[h, g, 0] <= u < gaps[h, g, 1]:
+                            in_gap = True
+                # Not seen and in no hole: inside an earlier READ's PSN range (a READ
+                # restarted part-way), so it is a resend as much as a seen PSN is.
+                quick = seen and min_rtt[h] >= 0 and ts[i] - ts[prev_tx[i]] < min_rtt[h]
+                if quick and not cause and not (ep_active[h] and u > ep_last[h]):
+                    # A copy sooner than one round trip after the last one, with no
+                    # NAK seen: no retry cause can have acted; the network duplicated it.
+                    flags[i] |= F_COPY
+                    ref[i] = prev_tx[i]
+                    counts[h, K_COPIES] += 1
+                elif seen or cause or ep_active[h] or not in_gap:
+                    flags[i] |= F_RETX
+                    ref[i] = first_tx[i] if seen else -1
+                    msg[i] = msg[first_tx[i]] if seen else -1
+                    counts[h, K_RETX] += 1
+                    counts[h, K_RETX_BYTES] += paylen[i]
+                    if not ep_active[h] or u <= ep_last[h]:
+                        flags[i] |= F_EPISODE
+                        ep_cur[h] = n_ep
+                        n_ep += 1
+                        ep_active[h] = True
+                        ep_end[h] = high[h]
+                        k = trig_kind[h] if trig_u[h] >= 0 else 0
+                        trig[i] = trig_row[h]
+                        if k & T_RNR:
+                            reason[i] = REASON_RNR
+                        elif k & T_NAK:
+                            reason[i] = REASON_NAK_SEQ
+                        elif k & T_IMPLIED:
+                            reason[i] = REASON_IMPLIED
+                        else:
+                            reason[i] = REASON_TIMEOUT
+                            counts[h, K_TIMEOUTS] += 1
+                        if k & T_RNR:
+                            counts[h, K_RNR_RETRIES] += 1
+                        # Every run restarting for a sequence NAK, an implied NAK or a
+                        # timeout is a go-back-N; an RNR retry is one only when it also
+                        # answers the first sequence NAK since forward progress.
+                        if reason[i] != REASON_RNR or nak_new[h]:
+                            counts[h, K_GBN] += 1
+                        if reason[i] == REASON_TIMEOUT:
+                            retrying[h] = True
+                        nak_new[h] = False
+                        trig_u[h] = -1
+                        trig_kind[h] = 0
+                        trig_row[h] = -1
+                    elif u > max(ep_next[h], acked[h]):
+                        # The resend run skipped unacknowledged PSNs: lost before the tap.
+                        flags[i] |= F_GAP
+                        gap[i] = u - max(ep_next[h], acked[h])
+                        counts[h, K_LOST_BEFORE] += gap[i]
+                    refused = u == rnr_u[h]      # an RNR NAK refused it: not lost
+                    if refused:
+                        flags[i] |= F_RNR_RETRY
+                        rnr_u[h] = -1
+                    if seen and u == nak_u[h] and not refused:
+                        # The responder asked again for a PSN the capture saw: the copy
+                        # before this one never reached it (or arrived damaged).
+                        p = prev_tx[i]
+                        if not flags[p] & (F_LOST_AFTER | F_BAD_ICRC):
+                            flags[p] |= F_LOST_AFTER
+                            counts[h, K_LOST_AFTER] += 1
+                        nak_u[h] = -1
+                    episode[i] = ep_cur[h]
+                    ep_last[h] = u
+                    ep_next[h] = u + consume
+                else:
+                    # A hole filled with no retry cause: a late (reordered) original,
+                    # unless the next request resends the PSN after it (a timeout
+                    # go-back-N run); decided at that next request.
+                    flags[i] |= F_LATE
+                    counts[h, K_LATE] += 1
+                    counts[h, K_LOST_BEFORE] -= 1
+                    late_row[h] = i
+                    late_next[h] = u + consume
+                if in_gap and c & C_LAST:
+                    # The first copy of a message's last packet to pass the tap.
+                    counts[h, K_MESSAGES] += 1
+                    flags[i] |= F_MSG_END
+            if icrc[i] != CRC_BAD:
+                if u == epsn[h]:
+                    epsn[h] = u + consume
+                elif u > epsn[h]:
+                    flags[i] |= F_RESP_OOS
+                else:
+                    flags[i] |= F_DUP
+                    counts[h, K_DUP] += 1
+            continue
+        if not c & C_RESPONSE:
+            continue
+        counts[h, K_RESPONSES] += 1
+        s = np.int64(syn[i])
+        kind = (s >> 5) & 3 if s >= 0 else -1
+        q = last_resp[h]
+        last_resp[h] = i
+        if (kind == SYN_NAK or kind == SYN_RNR) and q >= 0 and upsn[q] == u and \
+                syn[q] == syn[i] and msn[q] == msn[i]:
+            # The same NAK again with no request in between: a responder NAKs a hole
+            # once (and an RNR NAK answers a request), so the network duplicated it.
+            flags[i] |= F_COPY
+            counts[h, K_COPIES] += 1
+            continue
+        if c & C_READ_RESP or c & C_ATOMIC_ACK:
+            if f_len[h] > 0 and not flags[i] & F_BAD_ICRC:
+                slot = f_head[h]
+                f_first, f_next, f_end = fifo[h, slot, 0], fifo[h, slot, 1], fifo[h, slot, 2]
+                if u >= f_end or u > f_next:
+                    flags[i] |= F_IMPLIED | F_RESP_GAP
+                    counts[h, K_IMPLIED] += 1
+                    counts[h, K_RESP_GAPS] += 1
+                    if not retrying[h]:
+                        retrying[h] = True
+                        flags[i] |= F_RETRY_START
+                    if trig_u[h] < 0 or f_next < trig_u[h]:
+                        trig_u[h] = f_next
+                        trig_row[h] = i
+                    trig_kind[h] |= T_IMPLIED
+                if u >= f_first and u == f_next:
+                    fifo[h, slot, 1] = u + 1
+                    if u + 1 >= f_end:
+                        f_head[h] = (slot + 1) % READ_FIFO
+                        f_len[h] -= 1
+        if (kind == SYN_ACK or c & C_READ_RESP) and u >= pos_acked[h]:
+            # Forward progress (a positive acknowledgement of a PSN no ACK covered
+            # before; a NAK's implied acknowledgement does not count): the retry is
+            # over and the next hole starts a new one.
+            retrying[h] = False
+            pos_acked[h] = u + 1
+        if kind == SYN_ACK:
+            if c & C_ACK:
+                counts[h, K_ACKS] += 1
+                credits[i] = s & 0x1F
+                if f_len[h] > 0:
+                    slot = f_head[h]
+                    if u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
+                        flags[i] |= F_IMPLIED
+                        counts[h, K_IMPLIED] += 1
+                        if not retrying[h]:
+                            retrying[h] = True
+                            flags[i] |= F_RETRY_START
+                        if trig_u[h] < 0 or fifo[h, slot, 1] < trig_u[h]:
+                            trig_u[h] = fifo[h, slot, 1]
+                            trig_row[h] = i
+                        trig_kind[h] |= T_IMPLIED
+                if u + 1 > acked[h]:
+                    acked_n[i] = u + 1 - acked[h]
+                    if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
+                        min_rtt[h] = rtt[i]
+                else:
+                    flags[i] |= F_DUP_ACK
+                    counts[h, K_DUP_ACKS] += 1
+            if u + 1 > acked[h]:
+                acked[h] = u + 1
+            if u + 1 > epsn[h]:
+                epsn[h] = u + 1
+            if trig_u[h] >= 0 and acked[h] > trig_u[h]:
+                trig_u[h] = -1        # the refused PSN is acknowledged: nothing to resend
+                trig_kind[h] = 0
+        elif kind == SYN_RNR or kind == SYN_NAK:
+            code = s & 0x1F
+            if kind == SYN_RNR:
+                flags[i] |= F_RNR
+                counts[h, K_RNR] += 1
+                trig_kind[h] |= T_RNR
+                rnr_u[h] = u
+            else:
+                flags[i] |= F_NAK
+                if code < 5:
+                    counts[h, K_NAK0 + code] += 1
+                if code == 0:
+                    trig_kind[h] |= T_NAK
+                    nak_u[h] = u
+                    if not retrying[h] and u >= acked[h] and high[h] > u:
+                        retrying[h] = True
+                        nak_new[h] = True
+                        flags[i] |= F_RETRY_START
+            if kind == SYN_RNR or code == 0:
+                if trig_u[h] < 0 or u < trig_u[h] or trig_row[h] < 0:
+                    trig_u[h] = u
+                trig_row[h] = i
+                if u > acked[h]:
+                    acked[h] = u
+                epsn[h] = u
+
+
+rc_pass_py = _pass
+rc_pass = njit(cache=True)(_pass)

@@ -1,0 +1,185 @@
+"""RC engine: the Numba kernel equals its Python twin, and hand-built vectors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import PCAPS, shared_captures
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rc_helpers import generate
+
+from ibwire.analysis import rc_rules as R
+from ibwire.analysis.rc import analyze
+from ibwire.analysis.rc_input import COLUMNS, ENDPOINTS, rc_columns
+
+_ARRAYS = ("upsn", "flags", "ref", "episode", "trig", "acked", "credits", "msg", "gap",
+           "reason", "rtt_ns", "counts")
+
+
+def _same(cols):
+    a, b = analyze(cols, use_numba=True), analyze(cols, use_numba=False)
+    for name in _ARRAYS:
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert a.episodes == b.episodes
+
+
+@pytest.mark.parametrize("path", sorted(PCAPS.glob("*.pcap")), ids=lambda p: p.stem)
+def test_twin_agrees_on_samples(path):
+    _same(rc_columns(path))
+
+
+@pytest.mark.parametrize("path", [p for p in shared_captures("rxe") if "wire" in p.name][:6],
+                         ids=lambda p: p.stem)
+def test_twin_agrees_on_rxe(path):
+    _same(rc_columns(path))
+
+
+@pytest.mark.parametrize("name,kw", [("rc_rnr", {"loss": 0.03}), ("rc_reorder", {}),
+                                     ("rc_loss", {"bidirectional": True,
+                                                  "capture_loss": 0.02})])
+def test_twin_agrees_on_generated(tmp_path, name, kw):
+    path, _ = generate(tmp_path, name, 5, **kw)
+    _same(rc_columns(path))
+
+
+# -- hand-built vectors ----------------------------------------------------------------------
+SEND_ONLY, ACK = 0x04, 0x11
+NAK_SEQ, RNR_640US = 0x60, 0x20 | 12
+
+
+def _cols(rows):
+    """rows: (src, opcode, psn, syndrome) with A=0 -> B=1 requests to QP 0x22 and
+    responses to QP 0x11; one microsecond apart."""
+    n = len(rows)
+    cols = {name: np.full(n, -1, dtype=dt) for name, dt in COLUMNS}
+    cols["frame.number"] = np.arange(1, n + 1)
+    cols["frame.time_ns"] = np.arange(n, dtype=np.int64) * 1000
+    cols["ibwire.payload_len"][:] = 0
+    cols["infiniband.invariant.crc.status"][:] = 1
+    for i, (src, op, psn, syn) in enumerate(rows):
+        cols["ibwire.src"][i], cols["ibwire.dst"][i] = src, 1 - src
+        cols["infiniband.bth.opcode"][i] = op
+        cols["infiniband.bth.destqp"][i] = 0x22 if src == 0 else 0x11
+        cols["infiniband.bth.psn"][i] = psn & 0xFFFFFF
+        cols["infiniband.aeth.syndrome"][i] = syn
+    cols[ENDPOINTS] = np.array(["A", "B"], dtype=object)
+    return cols
+
+
+def _names(res):
+    return [R.flag_names(int(f)) for f in res.flags]
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_nak_go_back_n(use_numba):
+    base = 0xFFFFFE          # across the 24-bit wrap
+    rows = [(0, SEND_ONLY, base + k, -1) for k in range(4)]
+    rows += [(1, ACK, base, 31), (1, ACK, base + 1, NAK_SEQ)]
+    rows += [(0, SEND_ONLY, base + 1, -1), (0, SEND_ONLY, base + 2, -1),
+             (0, SEND_ONLY, base + 3, -1), (1, ACK, base + 3, 31)]
+    res = analyze(_cols(rows), use_numba=use_numba)
+    f = _names(res)
+    assert "nak" in f[5] and "retry_start" in f[5]
+    assert "lost_after_capture" in f[1]          # the responder asked for it again
+    assert f[6][:2] == ["retransmission", "go_back_n"] or "go_back_n" in f[6]
+    assert "retransmission" in f[7] and "retransmission" in f[8]
+    assert res.ref[6] == 1 and res.trig[6] == 5
+    assert R.REASON_NAMES[res.reason[6]] == "nak_seq"
+    assert res.acked[9] == 3                     # coalesced: PSNs 1..3 after the NAK's
+    k = dict(zip(R.COUNT_NAMES, res.counts[0].tolist()))
+    assert (k["go_back_n"], k["retransmitted_packets"], k["nak_psn_seq_err"]) == (1, 3, 1)
+    assert k["messages"] == 4 and k["duplicate_requests"] == 0
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_rnr_then_retry(use_numba):
+    rows = [(0, SEND_ONLY, 10, -1), (1, ACK, 10, RNR_640US), (0, SEND_ONLY, 10, -1),
+            (1, ACK, 10, 31)]
+    res = analyze(_cols(rows), use_numba=use_numba)
+    f = _names(res)
+    assert "rnr" in f[1] and "rnr_retry" in f[2] and "retransmission" in f[2]
+    assert R.REASON_NAMES[res.reason[2]] == "rnr"
+    k = dict(zip(R.COUNT_NAMES, res.counts[0].tolist()))
+    assert (k["rnr_naks"], k["rnr_retries"], k["go_back_n"]) == (1, 1, 0)
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_gap_and_late_original(use_numba):
+    # PSN 2 skipped (lost before the tap, or late): it arrives with no retry cause and
+    # new PSNs follow it, so it is a late original, not a resend.
+    rows = [(0, SEND_ONLY, 1, -1), (0, SEND_ONLY, 3, -1), (0, SEND_ONLY, 2, -1),
+            (0, SEND_ONLY, 4, -1)]
+    res = analyze(_cols(rows), use_numba=use_numba)
+    f = _names(res)
+    assert "psn_gap" in f[1] and res.gap[1] == 1
+    assert "out_of_sequence" in f[2] and "retransmission" not in f[2]
+    assert res.counts[0, R.COUNT["lost_before_capture"]] == 0
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_timeout_resend_fills_hole(use_numba):
+    # PSN 2 lost before the tap; after a silence the requester resends 2, 3: a timeout.
+    rows = [(0, SEND_ONLY, 1, -1), (0, SEND_ONLY, 3, -1), (1, ACK, 1, 31),
+            (0, SEND_ONLY, 2, -1), (0, SEND_ONLY, 3, -1), (1, ACK, 3, 31)]
+    res = analyze(_cols(rows), use_numba=use_numba)
+    f = _names(res)
+    assert "retransmission" in f[3] and "go_back_n" in f[3] and "retransmission" in f[4]
+    assert R.REASON_NAMES[res.reason[3]] == "timeout"
+    assert res.counts[0, R.COUNT["timeouts"]] == 1
+
+
+@given(st.integers(0, (1 << 24) - 1), st.integers(-(1 << 23), (1 << 23) - 1))
+@settings(max_examples=200)
+def test_psn_diff_is_serial_arithmetic(a, d):
+    assert R.psn_diff((a + d) & 0xFFFFFF, a) == d
+
+
+def test_opcode_classes():
+    assert R.OPCLASS[0x04] & R.C_REQUEST and R.OPCLASS[0x04] & R.C_LAST
+    assert R.OPCLASS[0x0C] & R.C_READ_REQ
+    assert R.OPCLASS[0x10] & R.C_READ_RESP and R.OPCLASS[0x10] & R.C_RESPONSE
+    assert R.OPCLASS[0x11] & R.C_ACK and R.OPCLASS[0x12] & R.C_ATOMIC_ACK
+    assert R.OPCLASS[0x24] & R.C_UC and R.OPCLASS[0x64] & R.C_UD
+    assert R.OPCLASS[0xAC] & R.C_READ_REQ and R.OPCLASS[0xAC] & R.C_RELIABLE    # XRC
+    assert R.OPCLASS[0x81] == 0                                                 # CNP
+    assert R.CREDIT_TABLE[31] == -1 and R.RNR_TIMER_NS[12] == 640_000
+
+
+@given(st.lists(st.integers(0, (1 << 56) - 1), max_size=300), st.integers(1, 40))
+@settings(max_examples=50)
+def test_flow_numbering_twins_equal_numpy(values, distinct):
+    from ibwire.analysis.rc_pair import unique_inverse
+
+    keys = np.array([v % distinct * 7919 + v // distinct % 3 for v in values], dtype=np.int64)
+    want = np.unique(keys, return_inverse=True)
+    for use_numba in (True, False):
+        got = unique_inverse(keys, use_numba)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1].ravel())
+
+
+def _with_opcode_prefix(rows, prefix):
+    return [(s, op | prefix if s == 0 else op, p, syn) for s, op, p, syn in rows]
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_xrc_uses_the_rc_rules(use_numba):
+    rows = [(0, SEND_ONLY, 5, -1), (0, SEND_ONLY, 6, -1), (1, ACK, 5, NAK_SEQ),
+            (0, SEND_ONLY, 5, -1), (0, SEND_ONLY, 6, -1)]
+    res = analyze(_cols(_with_opcode_prefix(rows, 0xA0)), use_numba=use_numba)   # XRC
+    f = _names(res)
+    assert "go_back_n" in f[3] and "retransmission" in f[4]
+    assert res.counts[0, R.COUNT["go_back_n"]] == 1
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_uc_gap_and_ud_counts(use_numba):
+    uc = [(0, 0x24, 1, -1), (0, 0x24, 2, -1), (0, 0x24, 5, -1)]       # UC SEND ONLY
+    res = analyze(_cols(uc), use_numba=use_numba)
+    assert R.flag_names(int(res.flags[2])) == ["message_end", "uc_gap"] and res.gap[2] == 2
+    assert res.counts[0, R.COUNT["uc_gaps"]] == 1
+    assert not (res.flags & (R.F_RETX | R.F_GAP)).any()
+    ud = [(0, 0x64, 7, -1), (0, 0x64, 3, -1)]                          # UD: no sequencing
+    res = analyze(_cols(ud), use_numba=use_numba)
+    assert res.counts[0, R.COUNT["packets"]] == 2 and not res.flags.any()
