@@ -143,6 +143,9 @@ def build_parser() -> Parser:
                        help="accepted (ibwire never resolves names)")
     stats.add_argument("--no-color", dest="color", action="store_false", default=None,
                        help="never colour")
+    stats.add_argument("more", nargs="*", metavar="FILE",
+                       help="more captures (each analysed apart, printed in order)")
+    importlib.import_module("ibwire.scale.runner").add_options(stats)
     fields = sub.add_parser("fields", help="list every field (like tshark -G fields)",
                             usage="ibwire fields [--filter TEXT]")
     fields.add_argument("--filter", metavar="TEXT", help="only names containing TEXT")
