@@ -5,6 +5,7 @@
     ibwire fields [--filter TEXT]          every field name, like tshark -G fields
     ibwire fabric FILE...                  fabric view from management traffic
     ibwire verify FILE                     check every ICRC/VCRC/LPCRC (exit 1 if bad)
+    ibwire export FILE... --parquet DIR    packets and analysis tables as Parquet
     ibwire gen ...                         synthetic traffic (when ibwire.gen is installed)
     ibwire rc FILE [-T json] [-w OUT]      RC sequencing analysis (retransmissions, NAKs, RNR)
     ibwire plot FILE --qp N | --credits | --counters    plots (PNG/SVG)
@@ -113,6 +114,7 @@ USAGES = {
     "gen": "ibwire gen ...",
     "rc": "ibwire rc [options] FILE",
     "plot": "ibwire plot FILE [options]",
+    "export": "ibwire export FILE... --parquet DIR [options]",
 }
 TOP_USAGE = "ibwire {" + ",".join(USAGES) + "} ..."
 
@@ -158,6 +160,7 @@ def build_parser() -> Parser:
     from ibwire.cli import plot, rc
     rc.add_parser(sub)
     plot.add_parser(sub)
+    importlib.import_module("ibwire.cli.export").add_parser(sub)
     return top
 
 
@@ -210,7 +213,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.command == "gen":
         gen = importlib.import_module("ibwire.gen.cli")
         return int(gen.run(args) or 0)
-    if args.command in ("rc", "plot"):
+    if args.command in ("rc", "plot", "export"):
         mod = importlib.import_module(f"ibwire.cli.{args.command}")
         return int(mod.run(args, out))
     raise UsageError(f"a command is required: {', '.join(USAGES)} "
