@@ -17,6 +17,7 @@ import pyarrow as pa
 
 CAPTURE_POINT = "ibwire.capture_point"
 TIME = "ibwire.frame.time_ns"
+PARTITION = pa.schema([("capture", pa.string()), ("time_bucket", pa.int64())])
 _TYPES = {"bool": pa.bool_(), "uint32": pa.uint32(), "string": pa.string(),
           "double": pa.float64()}
 
@@ -77,9 +78,14 @@ def write(path: str, index: int, out_dir: str, bucket_ns: int, analysis: bool = 
     for i, t in enumerate(tables(path, point, bucket_ns, analysis, chunk)):
         rows += t.num_rows
         ds.write_dataset(t, str(Path(out_dir) / "packets"), format="parquet",
-                         partitioning=ds.partitioning(
-                             pa.schema([("capture", pa.string()), ("time_bucket", pa.int64())]),
-                             flavor="hive"),
+                         partitioning=ds.partitioning(PARTITION, flavor="hive"),
                          basename_template=f"part-{i}-{{i}}.parquet",
                          existing_data_behavior="overwrite_or_ignore")
     return rows
+
+
+def dataset(out_dir: str) -> Any:
+    """The export's packets as a `pyarrow.dataset.Dataset` (partition columns typed)."""
+    import pyarrow.dataset as ds
+    return ds.dataset(str(Path(out_dir) / "packets"), format="parquet",
+                      partitioning=ds.partitioning(PARTITION, flavor="hive"))

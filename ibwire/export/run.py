@@ -68,9 +68,8 @@ def _add(docs: dict[str, list[dict[str, Any]]], new: dict[str, list[dict[str, An
 def schema_of(out_dir: str) -> dict[str, dict[str, str]]:
     """{table: {column: Arrow type}} of an export (packets: the dataset, partition
     columns included); docs/schemas/export-tables.json is this for the samples."""
-    import pyarrow.dataset as ds
     out = Path(out_dir)
-    sch = ds.dataset(str(out / "packets"), format="parquet", partitioning="hive").schema
+    sch = packets.dataset(out_dir).schema
     tables = {"packets": {f.name: str(f.type) for f in sch}}
     for f in sorted(out.glob("*.parquet")):
         tables[f.stem] = {x.name: str(x.type) for x in pq.read_schema(f)}
