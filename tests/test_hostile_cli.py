@@ -244,6 +244,7 @@ def test_sigint_mid_file_prints_the_statistics_of_what_was_read(tmp_path: Path, 
         return frames()
 
     monkeypatch.setattr(reader, "open_capture", interrupted)
+    monkeypatch.setenv("IBWIRE_PER_PACKET", "1")   # the streaming reader is interrupted
     path = tmp_path / "big.pcap"
     path.write_bytes(capture("pcap-le-us").data)
     code, out, err = run([*argv, str(path)], capsys)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 ROWS = (("columns", "ibwire header columns (io,phs input)"), ("fields5", "ibwire 5 field columns"),
         ("verify", "ibwire verify (ICRC+VCRC+LPCRC)"), ("icrc", "ibwire ICRC kernel alone"),
+        ("icrc_tables", "ibwire ICRC, slicing-by-16 only"),
         ("vcrc", "ibwire VCRC kernel alone"))
 PEERS = ("tshark io,phs", "tshark -T fields (5)", "scapy", "ibwire.read")
 
@@ -34,7 +35,8 @@ def report(results: dict) -> str:
             r = row["ibwire"].get(mode)
             if r is None:
                 continue
-            wall = r["n"] / r["loop_wall_s"] if mode not in ("icrc", "vcrc") else float("nan")
+            wall = r["n"] / r["loop_wall_s"] if mode in ("columns", "fields5", "verify") \
+                else float("nan")
             ratios = "  ".join(
                 f"{r['pps'] / peers[p]['pps']:16.1f}" if p in peers else f"{'-':>16s}"
                 for p in PEERS[:3])
@@ -48,12 +50,13 @@ def report(results: dict) -> str:
                          f"{_fmt_rate(q['pps'])} {'':8s} {_fmt_rate(q['pps_wall'])} "
                          f"{q['startup_s']:8.2f} {q['rss_mb']:7.0f}")
         ib = row["ibwire"]
-        if "tshark io,phs" in peers:
-            x = ib["columns"]["pps"] / peers["tshark io,phs"]["pps"]
-            checks.append((f"{row['file']}: header columns >= 50x tshark io,phs", x >= 50,
-                           f"{x:.0f}x"))
-        checks.append((f"{row['file']}: header columns >= 10M pkt/s",
-                       ib["columns"]["pps"] >= 1e7, f"{ib['columns']['pps'] / 1e6:.1f}M"))
+        if not row.get("big"):  # the large-packet files are for CRC throughput
+            if "tshark io,phs" in peers:
+                x = ib["columns"]["pps"] / peers["tshark io,phs"]["pps"]
+                checks.append((f"{row['file']}: header columns >= 50x tshark io,phs",
+                               x >= 50, f"{x:.0f}x"))
+            checks.append((f"{row['file']}: header columns >= 10M pkt/s",
+                           ib["columns"]["pps"] >= 1e7, f"{ib['columns']['pps'] / 1e6:.1f}M"))
         checks.append((f"{row['file']}: ICRC >= 3 GB/s/core", ib["icrc"]["bps"] >= 3e9,
                        f"{ib['icrc']['bps'] / 1e9:.2f} GB/s"))
         if "vcrc" in ib:

@@ -33,11 +33,10 @@ from ibwire.engines.place import (
     L_LRH,
     L_UDP,
     LP_AT,
-    SZ_BTH,
-    SZ_IP,
     VCRC_AT,
 )
 from ibwire.engines.pool import Pool
+from ibwire.engines.positions import SZ_BTH, SZ_IP
 from ibwire.engines.tables import (
     CRC_NATIVE,
     CRC_NATIVE_GRH,

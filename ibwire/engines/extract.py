@@ -79,6 +79,8 @@ class Plan:
     def run(self, buf: np.ndarray, doff: np.ndarray, lo: np.ndarray,
             pool: Pool | None = None) -> dict[str, np.ndarray]:
         n = len(doff)
+        if not self.names:
+            return {}
         pool = pool or Pool()
         outs = [pool.zeros(f"out{k}", (max(c, 1), n * (B16 if k == K_B16 else 1)),
                            KIND_DTYPE[k]) for k, c in enumerate(self.counts)]

@@ -15,10 +15,8 @@ kernel does not model, are handed to the per-packet decoder by `columns`.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-from ibwire.capture.erf import _ETH_TYPES
 from ibwire.capture.linktypes import (
     LINKTYPE_ERF,
     LINKTYPE_ETHERNET,
@@ -28,6 +26,7 @@ from ibwire.capture.linktypes import (
     LINKTYPE_RAW,
 )
 from ibwire.decoder.base import ICRC_LEN, UDP_PROTO, VCRC_LEN
+from ibwire.engines import positions as P
 from ibwire.engines.tables import (
     CRC_NATIVE,
     CRC_NATIVE_GRH,
@@ -37,7 +36,6 @@ from ibwire.engines.tables import (
     LAYER,
     MALFORMED,
 )
-from ibwire.headers import BTH, DETH, ERF, ETHERNET, GRH, IPV4, IPV6, LINK, LRH, UDP, VLAN
 from ibwire.headers.carriers import (
     ERF_TYPE_ETH,
     ERF_TYPE_IB,
@@ -45,14 +43,9 @@ from ibwire.headers.carriers import (
     ETHERTYPE_IPV4,
     ETHERTYPE_IPV6,
     ETHERTYPE_ROCE,
-    ETHERTYPE_VLANS,
-    SLL,
-    SLL2,
 )
 from ibwire.headers.opcodes import UD_SEND_ONLY, UD_SEND_ONLY_IMM
 from ibwire.headers.routing import NXTHDR_IBA
-from ibwire.mad.dispatch import MAD_QPS
-from ibwire.mad.header import MAD_HEADER
 
 # Rows of `info` (int32 per frame).
 PAY_OFF, PAY_LEN, IB_OFF, CRC_KIND, ICRC_AT, VCRC_AT, LP_AT, MAL, FB = range(9)
@@ -69,35 +62,6 @@ M_ICRC, M_VCRC, M_FRAME, M_IBLINK, M_LINK = (M[n] for n in ("icrc", "vcrc", "fra
                                                             "infiniband_link", "link"))
 
 
-def _at(layout, name):
-    """(byte offset, byte count, shift, mask) of a field, from the registry."""
-    return layout.offsets()[name]
-
-
-# Field positions the walk needs, all from the layouts.
-ETH_TYPE = _at(ETHERNET, "type")[0]
-VLAN_ETYPE = _at(VLAN, "etype")[0]
-SLL_ETYPE, SLL2_ETYPE = _at(SLL, "etype")[0], _at(SLL2, "etype")[0]
-IP_VER = _at(IPV4, "version")
-IP_IHL, IP_LEN, IP_PROTO = _at(IPV4, "ihl"), _at(IPV4, "len")[0], _at(IPV4, "proto")[0]
-IP_MF, IP_FRAG = _at(IPV4, "mf"), _at(IPV4, "frag_offset")
-IP6_PLEN, IP6_NXT = _at(IPV6, "plen")[0], _at(IPV6, "nxt")[0]
-UDP_LEN, UDP_DPORT = _at(UDP, "length")[0], _at(UDP, "dstport")[0]
-LRH_LNH, LRH_PKTLEN = _at(LRH, "lnh"), _at(LRH, "pktlen")
-GRH_PAYLEN, GRH_NXT = _at(GRH, "paylen")[0], _at(GRH, "nxthdr")[0]
-BTH_OPC, BTH_PAD, BTH_QP = _at(BTH, "opcode")[0], _at(BTH, "padcnt"), _at(BTH, "destqp")[0]
-DETH_SRCQP = _at(DETH, "srcqp")[0]
-LINK_OP = _at(LINK, "op")
-ERF_TYPE, ERF_EXT = _at(ERF, "type"), _at(ERF, "ext_header")
-ERF_TRUNC = _at(ERF, "trunc")
-ERF_RLEN, ERF_WLEN = _at(ERF, "rlen")[0], _at(ERF, "wlen")[0]
-SZ_ERF, SZ_ETH, SZ_VLAN, SZ_IP, SZ_IP6 = ERF.size, ETHERNET.size, VLAN.size, IPV4.size, IPV6.size
-SZ_UDP, SZ_LRH, SZ_GRH, SZ_BTH, SZ_LINK = UDP.size, LRH.size, GRH.size, BTH.size, LINK.size
-SZ_SLL, SZ_SLL2, SZ_MAD = SLL.size, SLL2.size, MAD_HEADER.size
-VLAN_TYPES = np.array(ETHERTYPE_VLANS, dtype=np.int64)
-ERF_ETH_TYPES = np.array(sorted(_ETH_TYPES), dtype=np.int64)
-MAD_QP0, MAD_QP1 = MAD_QPS
-ERF_PAD_FIELD = 2  # ERF Ethernet types: 2 bytes of offset/pad before the frame
 
 
 # Walk states: one per protocol layer (the protocol graph as a state machine; a
@@ -175,33 +139,33 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
         while st != S_DONE:
             if st == S_ETH:
                 st = S_DONE
-                if off + SZ_ETH > end:
+                if off + P.SZ_ETH > end:
                     mal, fb = _first(mal, M_ETH), 1
                     continue
                 lo[L_ETH, i] = off
-                etype = _be16(buf, b + off + ETH_TYPE)
-                off += SZ_ETH
+                etype = _be16(buf, b + off + P.ETH_TYPE)
+                off += P.SZ_ETH
                 depth = 0
-                while _in(etype, VLAN_TYPES) and depth < 8:
-                    if off + SZ_VLAN > end:
+                while _in(etype, P.VLAN_TYPES) and depth < 8:
+                    if off + P.SZ_VLAN > end:
                         mal, fb, etype = _first(mal, M_VLAN), 1, -1
                         break
                     if depth == 0:
                         lo[L_VLAN, i] = off
-                    etype = _be16(buf, b + off + VLAN_ETYPE)
-                    off += SZ_VLAN
+                    etype = _be16(buf, b + off + P.VLAN_ETYPE)
+                    off += P.SZ_VLAN
                     depth += 1
                 if etype >= 0:
                     st = S_ETYPE
             elif st == S_SLL or st == S_SLL2:
-                size = SZ_SLL if st == S_SLL else SZ_SLL2
+                size = P.SZ_SLL if st == S_SLL else P.SZ_SLL2
                 code = M_SLL if st == S_SLL else M_SLL2
                 st = S_DONE
                 if end < size:
                     mal, fb = _first(mal, code), 1
                     continue
-                lo[L_SLL if size == SZ_SLL else L_SLL2, i] = 0
-                etype = _be16(buf, b + (SLL_ETYPE if size == SZ_SLL else SLL2_ETYPE))
+                lo[L_SLL if size == P.SZ_SLL else L_SLL2, i] = 0
+                etype = _be16(buf, b + (P.SLL_ETYPE if size == P.SZ_SLL else P.SLL2_ETYPE))
                 off = size
                 st = S_ETYPE
             elif st == S_ETYPE:
@@ -217,62 +181,62 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                 if off >= end:
                     mal, fb = _first(mal, M_IP), 1
                     continue
-                ver = _u(buf, b + off, IP_VER)
+                ver = _u(buf, b + off, P.IP_VER)
                 if ver == 4:
-                    if off + SZ_IP > end:
+                    if off + P.SZ_IP > end:
                         mal, fb = _first(mal, M_IP), 1
                         continue
                     lo[L_IP, i] = off
-                    hlen = 4 * _u(buf, b + off, IP_IHL)
-                    total = _be16(buf, b + off + IP_LEN)
-                    if hlen < SZ_IP or off + hlen > end:
+                    hlen = 4 * _u(buf, b + off, P.IP_IHL)
+                    total = _be16(buf, b + off + P.IP_LEN)
+                    if hlen < P.SZ_IP or off + hlen > end:
                         mal, fb = _first(mal, M_IP), 1
                         continue
                     if total < hlen or off + total > end:
                         mal, fb = _first(mal, M_IP), 1
                         total = end - off
-                    if (buf[b + off + IP_PROTO] == UDP_PROTO and _u(buf, b + off, IP_FRAG) == 0
-                            and _u(buf, b + off, IP_MF) == 0):
+                    if (buf[b + off + P.IP_PROTO] == UDP_PROTO and _u(buf, b + off, P.IP_FRAG) == 0
+                            and _u(buf, b + off, P.IP_MF) == 0):
                         end = off + total
                         off += hlen
                         ip_kind = CRC_ROCE2_V4
                         st = S_UDP
                 elif ver == 6:
-                    if off + SZ_IP6 > end:
+                    if off + P.SZ_IP6 > end:
                         mal, fb = _first(mal, M_IPV6), 1
                         continue
                     lo[L_IPV6, i] = off
-                    ip_end = off + SZ_IP6 + _be16(buf, b + off + IP6_PLEN)
+                    ip_end = off + P.SZ_IP6 + _be16(buf, b + off + P.IP6_PLEN)
                     if ip_end > end:
                         mal, fb = _first(mal, M_IPV6), 1
                         ip_end = end
-                    if buf[b + off + IP6_NXT] == UDP_PROTO:
+                    if buf[b + off + P.IP6_NXT] == UDP_PROTO:
                         end = ip_end
-                        off += SZ_IP6
+                        off += P.SZ_IP6
                         ip_kind = CRC_ROCE2_V6
                         st = S_UDP
                 else:
                     mal, fb = _first(mal, M_IP), 1
             elif st == S_UDP:
                 st = S_DONE
-                if off + SZ_UDP > end:
+                if off + P.SZ_UDP > end:
                     mal, fb = _first(mal, M_UDP), 1
                     continue
                 lo[L_UDP, i] = off
-                length = _be16(buf, b + off + UDP_LEN)
+                length = _be16(buf, b + off + P.UDP_LEN)
                 udp_end = off + length
                 cut = False
-                if length < SZ_UDP or udp_end > end:
+                if length < P.SZ_UDP or udp_end > end:
                     mal, fb = _first(mal, M_UDP), 1
                     cut = udp_end > end
                     udp_end = end
                 elif udp_end < end:
                     mal, fb = _first(mal, M_UDP), 1
-                dport = _be16(buf, b + off + UDP_DPORT)
+                dport = _be16(buf, b + off + P.UDP_DPORT)
                 if _in(dport, ports):
-                    off += SZ_UDP
+                    off += P.SZ_UDP
                     ib = off
-                    if cut or udp_end - off < SZ_BTH + ICRC_LEN:
+                    if cut or udp_end - off < P.SZ_BTH + ICRC_LEN:
                         fb = 1  # ICRC not captured: the decoder's rules
                         continue
                     icrc = udp_end - ICRC_LEN
@@ -284,18 +248,18 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
             elif st == S_ROCE1:
                 st = S_DONE
                 ib = off
-                if off + SZ_GRH > end:
+                if off + P.SZ_GRH > end:
                     mal, fb = _first(mal, M_GRH), 1
                     continue
-                ib_end = off + SZ_GRH + _be16(buf, b + off + GRH_PAYLEN)
-                if ib_end > end or ib_end - off - SZ_GRH < SZ_BTH + ICRC_LEN:
+                ib_end = off + P.SZ_GRH + _be16(buf, b + off + P.GRH_PAYLEN)
+                if ib_end > end or ib_end - off - P.SZ_GRH < P.SZ_BTH + ICRC_LEN:
                     mal, fb = _first(mal, M_GRH), 1
                     continue
                 lo[L_GRH, i] = off
-                if buf[b + off + GRH_NXT] != NXTHDR_IBA:
+                if buf[b + off + P.GRH_NXT] != NXTHDR_IBA:
                     mal, fb = _first(mal, M_GRH), 1
                     continue
-                off += SZ_GRH
+                off += P.SZ_GRH
                 icrc = ib_end - ICRC_LEN
                 kind = CRC_ROCE1
                 limit = icrc
@@ -304,29 +268,29 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                 # Native: the packet ends at PktLen*4 (ICRC last), then the VCRC.
                 st = S_DONE
                 ib = off
-                if off + SZ_LRH > end:
+                if off + P.SZ_LRH > end:
                     mal, fb = _first(mal, M_LRH), 1
                     continue
                 lo[L_LRH, i] = off
-                ib_end = off + 4 * _u(buf, b + off, LRH_PKTLEN)
-                lnh = _u(buf, b + off, LRH_LNH)
+                ib_end = off + 4 * _u(buf, b + off, P.LRH_PKTLEN)
+                lnh = _u(buf, b + off, P.LRH_LNH)
                 if lnh < 2:
                     fb = 1  # raw packets: the decoder's
                     continue
-                if ib_end - off < SZ_LRH + SZ_BTH + ICRC_LEN or ib_end > end:
+                if ib_end - off < P.SZ_LRH + P.SZ_BTH + ICRC_LEN or ib_end > end:
                     mal, fb = _first(mal, M_LRH), 1
                     continue
-                off += SZ_LRH
+                off += P.SZ_LRH
                 kind = CRC_NATIVE
                 if lnh == 3:
-                    if off + SZ_GRH > ib_end - ICRC_LEN:
+                    if off + P.SZ_GRH > ib_end - ICRC_LEN:
                         mal, fb = _first(mal, M_GRH), 1
                         continue
                     lo[L_GRH, i] = off
-                    if buf[b + off + GRH_NXT] != NXTHDR_IBA:
+                    if buf[b + off + P.GRH_NXT] != NXTHDR_IBA:
                         mal, fb = _first(mal, M_GRH), 1
                         continue
-                    off += SZ_GRH
+                    off += P.SZ_GRH
                     kind = CRC_NATIVE_GRH
                 icrc = ib_end - ICRC_LEN
                 limit = icrc
@@ -340,15 +304,15 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
             elif st == S_BTH:
                 # BTH, the opcode's extended headers, payload and pad.
                 st = S_DONE
-                if off + SZ_BTH > limit:
+                if off + P.SZ_BTH > limit:
                     mal, fb = _first(mal, M_BTH), 1
                     continue
                 lo[L_BTH, i] = off
                 bth = off
-                opc = buf[b + off + BTH_OPC]
+                opc = buf[b + off + P.BTH_OPC]
                 if valid[opc] == 0:
                     mal, fb = _first(mal, M_BTH), 1
-                off += SZ_BTH
+                off += P.SZ_BTH
                 fits = True
                 for k in range(chain.shape[1]):
                     lay = chain[opc, k]
@@ -362,7 +326,7 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                     off += lsize[lay]
                 if not fits:
                     continue
-                pad = _u(buf, b + bth, BTH_PAD)
+                pad = _u(buf, b + bth, P.BTH_PAD)
                 if payload[opc] == 0 and limit - off > 0:
                     mal, fb = _first(mal, M_BTH), 1
                 if limit - off < pad:
@@ -372,10 +336,10 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                 if (opc == UD_SEND_ONLY or opc == UD_SEND_ONLY_IMM) and pay_len > 0:
                     fb = 1  # a payload decoder (MAD, IPoIB) may claim it: the decoder's
                     d = lo[L_DETH, i]
-                    if d >= 0 and pay_len >= SZ_MAD:
-                        qp = _be24(buf, b + bth + BTH_QP)
-                        sq = _be24(buf, b + d + DETH_SRCQP)
-                        if qp == MAD_QP0 or qp == MAD_QP1 or sq == MAD_QP0 or sq == MAD_QP1:
+                    if d >= 0 and pay_len >= P.SZ_MAD:
+                        qp = _be24(buf, b + bth + P.BTH_QP)
+                        sq = _be24(buf, b + d + P.DETH_SRCQP)
+                        if qp == P.MAD_QP0 or qp == P.MAD_QP1 or sq == P.MAD_QP0 or sq == P.MAD_QP1:
                             lo[L_MAD, i] = off
             elif st == S_ERF:
                 # Anything but a plain record whose rlen and wlen agree with the bytes
@@ -383,45 +347,45 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                 # present is fine; fewer bytes than header + wlen is not (unless the
                 # record says it was truncated).
                 st = S_DONE
-                if end < SZ_ERF:
+                if end < P.SZ_ERF:
                     mal, fb = _first(mal, M_ERF), 1
                     continue
                 lo[L_ERF, i] = 0
-                if _u(buf, b, ERF_EXT):
+                if _u(buf, b, P.ERF_EXT):
                     fb = 1  # extension headers
                     continue
-                et = _u(buf, b, ERF_TYPE)
-                rlen = _be16(buf, b + ERF_RLEN)
-                want = _be16(buf, b + ERF_WLEN) + (ERF_PAD_FIELD if _in(et, ERF_ETH_TYPES)
+                et = _u(buf, b, P.ERF_TYPE)
+                rlen = _be16(buf, b + P.ERF_RLEN)
+                want = _be16(buf, b + P.ERF_WLEN) + (P.ERF_PAD_FIELD if _in(et, P.ERF_ETH_TYPES)
                                                    else 0)
-                if rlen < SZ_ERF or rlen < end or (end < SZ_ERF + want
-                                                   and _u(buf, b, ERF_TRUNC) == 0):
+                if rlen < P.SZ_ERF or rlen < end or (end < P.SZ_ERF + want
+                                                   and _u(buf, b, P.ERF_TRUNC) == 0):
                     mal, fb = _first(mal, M_ERF), 1
-                if rlen != end or end < SZ_ERF + want:
+                if rlen != end or end < P.SZ_ERF + want:
                     fb = 1
-                end = SZ_ERF + min(want, end - SZ_ERF)
-                off = SZ_ERF
+                end = P.SZ_ERF + min(want, end - P.SZ_ERF)
+                off = P.SZ_ERF
                 if et == ERF_TYPE_IB:
                     st = S_IB
                 elif et == ERF_TYPE_IB_LINK:
                     st = S_LINK
                 elif et == ERF_TYPE_ETH:
-                    if end - off < ERF_PAD_FIELD:
+                    if end - off < P.ERF_PAD_FIELD:
                         mal, fb = _first(mal, M_ERF), 1
                         continue
-                    off += ERF_PAD_FIELD
+                    off += P.ERF_PAD_FIELD
                     st = S_ETH
                 else:
                     mal, fb = _first(mal, M_ERF), 1
             elif st == S_LINK:
                 st = S_DONE
                 ib = off
-                if off + SZ_LINK > end:
+                if off + P.SZ_LINK > end:
                     mal, fb = _first(mal, M_LINK), 1
                     continue
                 lo[L_LINK, i] = off
                 lp = off
-                if _u(buf, b + off, LINK_OP) > 1:
+                if _u(buf, b + off, P.LINK_OP) > 1:
                     mal, fb = _first(mal, M_IBLINK), 1
         if pend:
             mal, fb = _first(mal, pend), 1

@@ -86,7 +86,6 @@ def _lines_for(printer: Any) -> Any:
 
 def run(path: str, options: Options, count: int | None, printer: Any, stats: list[Stat],
         out: Output, filt: Any = None) -> Outcome:
-    from ibwire.capture import CaptureError
     from ibwire.cli.bulk.rows import BASE, Clock, Rows
     cols = _engine()
     lines = _lines_for(printer)
@@ -99,29 +98,31 @@ def run(path: str, options: Options, count: int | None, printer: Any, stats: lis
                                   if filt is not None else [])]))
     clock = Clock()
     result = Outcome(done=False)
-    try:
-        for chunk in cols.iter_chunks(path, names, options=options, fallback_decode=False,
-                                      chunk=CHUNK):
-            if chunk.batch.base < 0 or not _known(chunk):
-                return result          # damaged file or unknown link type: per packet
-            n = len(chunk) if count is None else min(len(chunk), count - result.frames)
-            rows = Rows(chunk, n, clock, options)
-            shown = np.ones(n, bool)
-            if filt is not None:
-                shown = display_mask(rows, filt, mask)
-                rows.display(shown, clock)
-            if lines is not None:
-                result.per_packet += _print(rows, lines, out, shown)
-            if stats:
-                feed(rows, stats)
-            result.frames += n
-            if n:
-                result.last_ts = int(rows.ts[n - 1]) if filt is None else clock.prev_disp
-                result.linktype = int(rows.linktype[n - 1])
-            if count is not None and result.frames >= count:
-                break
-    except (CaptureError, OSError, ValueError):
-        return result
+    chunks = cols.iter_chunks(path, names, options=options, fallback_decode=False,
+                              chunk=CHUNK)
+    while count is None or result.frames < count:
+        try:
+            chunk = next(chunks)
+        except StopIteration:
+            break
+        except Exception:  # noqa: BLE001 - the engine gave up here; the per-packet loop
+            return result  # reads on from the next frame and reports what it finds
+        if chunk.batch.base < 0 or not _known(chunk):
+            return result              # damaged file or unknown link type: per packet
+        n = len(chunk) if count is None else min(len(chunk), count - result.frames)
+        rows = Rows(chunk, n, clock, options)
+        shown = np.ones(n, bool)
+        if filt is not None:
+            shown = display_mask(rows, filt, mask)
+            rows.display(shown, clock)
+        if lines is not None:
+            result.per_packet += _print(rows, lines, out, shown)
+        if stats:
+            feed(rows, stats)
+        result.frames += n
+        if n:
+            result.last_ts = int(rows.ts[n - 1]) if filt is None else clock.prev_disp
+            result.linktype = int(rows.linktype[n - 1])
     result.done = True
     return result
 
