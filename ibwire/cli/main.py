@@ -113,7 +113,7 @@ USAGES = {
     "verify": "ibwire verify [options] FILE",
     "gen": "ibwire gen ...",
     "rc": "ibwire rc [options] FILE",
-    "plot": "ibwire plot FILE [options]",
+    "plot": "ibwire plot FILE (--qp N | --credits | --counters) [options]",
     "export": "ibwire export FILE... --parquet DIR [options]",
 }
 TOP_USAGE = "ibwire {" + ",".join(USAGES) + "} ..."
