@@ -112,7 +112,7 @@ USAGES = {
     "fabric": "ibwire fabric [options] FILE...",
     "verify": "ibwire verify [options] FILE",
     "gen": "ibwire gen ...",
-    "rc": "ibwire rc [options] FILE",
+    "rc": "ibwire rc [options] FILE...",
     "plot": "ibwire plot FILE (--qp N | --credits | --counters) [options]",
     "export": "ibwire export FILE... --parquet DIR [options]",
 }

@@ -53,7 +53,7 @@ def _rtt(r: dict[str, Any]) -> str:
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("rc", help="RC sequencing analysis: retransmissions, NAKs, RNR, RTT",
-                       usage="ibwire rc [options] FILE")
+                       usage="ibwire rc [options] FILE...")
     p.add_argument("file", help="capture file (pcap, pcapng, ERF, .gz)")
     p.add_argument("more", nargs="*", metavar="FILE", help="more capture points of the same "
                    "fabric: merged by time, each connection compared point against point")
