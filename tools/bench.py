@@ -238,7 +238,7 @@ def main() -> int:
     if args.scale:
         from bench_scale import report as scale_report
         from bench_scale import scale_rows
-        print(scale_report(scale_rows(args.scale, [1, 2], args.cache)))
+        print(scale_report(scale_rows(args.scale, ["1", "1d", "2"], args.cache)))
         return 0
     if args.rc:
         sys.path.insert(0, str(REPO))

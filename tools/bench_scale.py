@@ -19,6 +19,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -39,7 +40,7 @@ def capture_set(cache: Path, n: int, points: int = 2) -> list[str]:
     return out
 
 
-def scale_rows(n: int, workers: list[int], cache: Path, chunk: int = 25_000) -> list[dict]:
+def scale_rows(n: int, workers: list[str], cache: Path, chunk: int = 25_000) -> list[dict]:
     """One row per worker count: packets, seconds, packets/s, speed-up over 1 worker."""
     sys.path.insert(0, str(REPO))
     from ibwire.scale import runner
@@ -48,7 +49,8 @@ def scale_rows(n: int, workers: list[int], cache: Path, chunk: int = 25_000) -> 
     rows: list[dict] = []
     ref = None
     for w in workers:
-        with runner.client(w, processes=True) as c:
+        # "1": this process, no Dask; "1d": one Dask worker process (the overhead alone)
+        with _client(w) as c:
             runner.rc_document(warm, c, chunk)                # imports, Numba cache
             t0 = time.perf_counter()
             doc = runner.rc_document(paths, c, chunk)
@@ -60,9 +62,34 @@ def scale_rows(n: int, workers: list[int], cache: Path, chunk: int = 25_000) -> 
     return rows
 
 
+def _client(w: str) -> Any:
+    from dask.distributed import Client, LocalCluster
+
+    from ibwire.scale import runner
+    if w.endswith("d"):
+        cluster = LocalCluster(n_workers=int(w[:-1]), threads_per_worker=1,
+                               dashboard_address=None)
+        return _Both(cluster, Client(cluster))
+    return runner.client(int(w))
+
+
+class _Both:
+    """A LocalCluster and its client, closed together."""
+
+    def __init__(self, cluster: Any, client: Any) -> None:
+        self.cluster, self.client = cluster, client
+
+    def __enter__(self) -> Any:
+        return self.client
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.close()
+        self.cluster.close()
+
+
 def report(rows: list[dict]) -> str:
     lines = ["chunked RC path (decode + shuffle + RC engine), wall clock:"]
-    lines += [f"  {r['workers']} worker(s): {r['packets']:,} packets in {r['seconds']:.2f} s "
+    lines += [f"  {r['workers']:>3} worker(s): {r['packets']:,} packets in {r['seconds']:.2f} s "
               f"= {r['pps']:,} pkt/s  (x{r['speedup']:.2f})" for r in rows]
     return "\n".join(lines)
 
@@ -70,14 +97,15 @@ def report(rows: list[dict]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--packets", type=int, default=200_000, help="packets in all (2 captures)")
-    ap.add_argument("--workers", default="1,2", help="worker counts (default 1,2)")
+    ap.add_argument("--workers", default="1,1d,2", help="worker counts (default 1,1d,2; "
+                    "1 = this process, Nd = N Dask workers even for N=1)")
     ap.add_argument("--chunk", type=int, default=25_000, help="frames per decode task")
     ap.add_argument("--cache", type=Path, default=Path(os.environ.get(
         "IBWIRE_BENCH_CACHE", Path.home() / ".cache" / "ibwire-bench")),
         help="where the generated captures live (default ~/.cache/ibwire-bench)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
     args = ap.parse_args()
-    rows = scale_rows(args.packets, [int(w) for w in args.workers.split(",")], args.cache,
+    rows = scale_rows(args.packets, args.workers.split(","), args.cache,
                       args.chunk)
     print(report(rows))
     if args.json:
