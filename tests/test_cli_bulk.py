@@ -198,7 +198,7 @@ def test_line_writer_kernel_equals_its_python_twin_and_python_formatting(vals, w
     assert a == b == len(raw) and (out_a == out_b).all() and (ro_a == ro_b).all()
 
 
-@pytest.mark.parametrize("argv", [["stats"], ["dump", "-q", "-z", "io,phs"]])
+@pytest.mark.parametrize("argv", [["stats", "-z", "io,phs"], ["dump", "-q", "-z", "io,phs"]])
 def test_ctrl_c_in_the_bulk_path_reports_what_was_read(monkeypatch, argv, generated):
     """Ctrl-C between chunks: the statistics of the chunks read, then status 130."""
     from ibwire.engines import columns

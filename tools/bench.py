@@ -4,6 +4,7 @@
     python tools/bench.py                       # 1M and 10M packets, RoCEv2 pcap + native ERF
     python tools/bench.py --sizes 200k --peer-packets 50000 --json out.json
     python tools/bench.py --sizes 0 --engines 10M  # only the RC and credit engines
+    python tools/bench.py --scale 200000        # --jobs scaling: 1 and 2 Dask workers
 
 Captures are generated once with the Numba bulk writer (`ibwire.gen.bulk`) into a
 cache directory (default ~/.cache/ibwire-bench, never the repository) and reused:
@@ -226,11 +227,18 @@ def main() -> int:
                     help="packets of in-memory columns for the RC and credit engines "
                     "(default 10M; 0 = skip)")
     ap.add_argument("--json", type=Path, help="also write the results to this file")
+    ap.add_argument("--scale", type=int, metavar="N", help="only the --jobs scaling rows "
+                    "(tools/bench_scale.py): N packets with 1 and 2 workers")
     ap.add_argument("--child", nargs=2, metavar=("MODE", "FILE"), help=argparse.SUPPRESS)
     ap.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(args.child[0], args.child[1], args.count)))
+        return 0
+    if args.scale:
+        from bench_scale import report as scale_report
+        from bench_scale import scale_rows
+        print(scale_report(scale_rows(args.scale, ["1", "1d", "2"], args.cache)))
         return 0
     from bench_report import report  # tools/ is on sys.path when run as a script
 

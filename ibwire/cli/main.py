@@ -5,6 +5,7 @@
     ibwire fields [--filter TEXT]          every field name, like tshark -G fields
     ibwire fabric FILE...                  fabric view from management traffic
     ibwire verify FILE                     check every ICRC/VCRC/LPCRC (exit 1 if bad)
+    ibwire export FILE... --parquet DIR    packets and analysis tables as Parquet
     ibwire gen ...                         synthetic traffic (when ibwire.gen is installed)
     ibwire rc FILE [-T json] [-w OUT]      RC sequencing analysis (retransmissions, NAKs, RNR)
     ibwire plot FILE --qp N | --credits | --counters    plots (PNG/SVG)
@@ -112,9 +113,10 @@ USAGES = {
     "fabric": "ibwire fabric [options] FILE...",
     "verify": "ibwire verify [options] FILE",
     "gen": "ibwire gen ...",
-    "rc": "ibwire rc [options] FILE",
+    "rc": "ibwire rc [options] FILE...",
     "plot": "ibwire plot FILE (--qp N | --credits | --counters) [options]",
     "report": "ibwire report FILE... [-o report.html]",
+    "export": "ibwire export FILE... --parquet DIR [options]",
 }
 TOP_USAGE = "ibwire {" + ",".join(USAGES) + "} ..."
 
@@ -145,6 +147,9 @@ def build_parser() -> Parser:
                        help="accepted (ibwire never resolves names)")
     stats.add_argument("--no-color", dest="color", action="store_false", default=None,
                        help="never colour")
+    stats.add_argument("more", nargs="*", metavar="FILE",
+                       help="more captures (each analysed apart, printed in order)")
+    importlib.import_module("ibwire.scale.runner").add_options(stats)
     fields = sub.add_parser("fields", help="list every field (like tshark -G fields)",
                             usage="ibwire fields [--filter TEXT]")
     fields.add_argument("--filter", metavar="TEXT", help="only names containing TEXT")
@@ -157,6 +162,7 @@ def build_parser() -> Parser:
     rc.add_parser(sub)
     plot.add_parser(sub)
     importlib.import_module("ibwire.cli.report").add_parser(sub)
+    importlib.import_module("ibwire.cli.export").add_parser(sub)
     return top
 
 
@@ -208,7 +214,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.command == "gen":
         gen = importlib.import_module("ibwire.gen.cli")
         return int(gen.run(args) or 0)
-    if args.command in ("rc", "plot", "report"):
+    if args.command in ("rc", "plot", "report", "export"):
         mod = importlib.import_module(f"ibwire.cli.{args.command}")
         return int(mod.run(args, out))
     raise UsageError(f"a command is required: {', '.join(USAGES)} "

@@ -53,18 +53,25 @@ def _rtt(r: dict[str, Any]) -> str:
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("rc", help="RC sequencing analysis: retransmissions, NAKs, RNR, RTT",
-                       usage="ibwire rc [options] FILE")
+                       usage="ibwire rc [options] FILE...")
     p.add_argument("file", help="capture file (pcap, pcapng, ERF, .gz)")
+    p.add_argument("more", nargs="*", metavar="FILE", help="more capture points of the same "
+                   "fabric: merged by time, each connection compared point against point")
     p.add_argument("-T", dest="fmt", choices=("text", "json"), default="text",
                    help="output: text (table and episode list, default) or json")
     p.add_argument("-w", metavar="OUT", help="write the capture as pcapng with each "
                    "analysed packet's findings as a packet comment (frame.comment)")
     p.add_argument("--episodes", type=int, default=50, metavar="N",
                    help="text output: list at most N episodes (default 50; 0 = none)")
+    from ibwire.scale.runner import add_options
+    add_options(p)
     return p
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
+    from ibwire.cli import scaled
+    if scaled.wanted(args):
+        return scaled.rc(args, out)
     from ibwire.analysis.rc import analyze
     from ibwire.analysis.rc_input import rc_columns
     from ibwire.analysis.rc_report import document

@@ -31,6 +31,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
     path = args.r or args.file
     if not path:
         raise UsageError("no capture file given (FILE or -r FILE)")
+    from ibwire.cli import scaled
+    if scaled.wanted(args):
+        return scaled.stats(args, out)
     load_decoders()
     stats = [parse_z(z) for z in args.z] if args.z else default_set(path)
     rc = 0

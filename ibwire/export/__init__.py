@@ -1,0 +1,1 @@
+"""Part of ibwire; see docs/architecture.md."""

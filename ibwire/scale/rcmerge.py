@@ -1,0 +1,123 @@
+"""RC analysis of one shuffle partition, and the gathered document.
+
+Each partition holds every row of the endpoint pairs hashed to it, from every
+capture point. The RC engine runs once per capture point (one vantage point is
+what its rules assume); a connection seen at several points is then compared
+point against point: request PSNs seen upstream (earlier on the command line) but
+not downstream were lost between the two points.
+
+Gathering renumbers connections and episodes in one canonical order (capture
+point, requester, responder, QPs; episodes by capture point and first frame), so
+the document does not depend on chunking, partitions or workers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ibwire.scale.chunks import CAPTURE, engine_columns
+
+MAX_LISTED = 32       # PSNs listed per point pair (the count is always complete)
+
+
+def analyse(cols: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Connections, episodes and point comparisons of one partition."""
+    from ibwire.analysis.rc import analyze
+    from ibwire.analysis.rc_report import connection
+
+    out: dict[str, Any] = {"connections": [], "episodes": [], "psns": {}}
+    if not cols:
+        return out
+    for point in np.unique(cols[CAPTURE]).tolist():
+        rows = cols[CAPTURE] == point
+        res = analyze(engine_columns({k: v[rows] for k, v in cols.items()}))
+        conns = [connection(res, h) for h in range(len(res.streams))]
+        fn = res.cols["frame.number"]
+        for h, c in enumerate(conns):
+            c["capture_point"] = point
+            c["_first"] = int(fn[res.streams.hc == h].min(initial=fn.max(initial=0)))
+        out["connections"] += conns
+        for e in res.episodes:
+            e = dict(e, capture_point=point)
+            e["_key"] = _key(conns[e["half_connection"]])
+            out["episodes"].append(e)
+        out["psns"].update(_request_psns(res, conns, point))
+    return out
+
+
+def _key(c: dict[str, Any]) -> tuple:
+    r, s = c["requester"], c["responder"]
+    return (c["capture_point"], c["_first"], r["endpoint"], r["qp"] or "", s["endpoint"],
+            s["qp"] or "", c["transport"], c["packets"])
+
+
+def _request_psns(res: Any, conns: list[dict[str, Any]], point: int) -> dict[tuple, Any]:
+    """Request PSNs per (connection without point) at this point."""
+    st, cols = res.streams, res.cols
+    out: dict[tuple, Any] = {}
+    for h, c in enumerate(conns):
+        rows = (st.hc == h) & (cols["ibwire.src"] == st.req_src[h]) & \
+            (cols["ibwire.dst"] == st.req_dst[h])
+        out[(point,) + _key(c)[2:7]] = np.unique(cols["infiniband.bth.psn"][rows])
+    return out
+
+
+def gather(parts: list[dict[str, Any]], points: list[str]) -> dict[str, Any]:
+    """The document of every partition, in canonical order."""
+    from ibwire.analysis.rc_report import FORMAT
+
+    conns = sorted((c for p in parts for c in p["connections"]), key=_key)
+    half = {_key(c): i for i, c in enumerate(conns)}
+    number: dict[tuple, int] = {}
+    for c in conns:   # the two halves of a bidirectional pair share a connection number
+        r, s = c["requester"], c["responder"]
+        pair = (c["capture_point"],) + tuple(sorted([(r["endpoint"], r["qp"] or ""),
+                                                     (s["endpoint"], s["qp"] or "")]))
+        c["connection"] = number.setdefault(pair, len(number))
+        c["half_connection"] = half[_key(c)]
+    eps = sorted((e for p in parts for e in p["episodes"]),
+                 key=lambda e: (e["capture_point"], e["first_frame"], e["_key"]))
+    for i, e in enumerate(eps):
+        c = conns[half[e.pop("_key")]]
+        e.update(episode=i, connection=c["connection"], half_connection=c["half_connection"])
+    for c in conns:
+        del c["_first"]
+    if len(points) == 1:
+        for x in (*conns, *eps):
+            del x["capture_point"]
+        return {"format": FORMAT, "capture": points[0], "connections": conns, "episodes": eps}
+    for x in (*conns, *eps):
+        x["capture_point"] = points[x["capture_point"]]
+    psns: dict[tuple, Any] = {}
+    for p in parts:
+        psns.update(p["psns"])
+    return {"format": FORMAT, "captures": points, "connections": conns, "episodes": eps,
+            "points_compared": compare(psns, points)}
+
+
+def compare(psns: dict[tuple, Any], points: list[str]) -> list[dict[str, Any]]:
+    """For each connection seen at two or more points: request PSNs seen at an upstream
+    point (earlier in `points`) and missing at a downstream one."""
+    by_conn: dict[tuple, dict[int, np.ndarray]] = {}
+    for key, values in psns.items():
+        by_conn.setdefault(key[1:], {})[key[0]] = values
+    out = []
+    for conn in sorted(by_conn):
+        seen = by_conn[conn]
+        at = sorted(seen)
+        for i, a in enumerate(at):
+            for b in at[i + 1:]:
+                lost = np.setdiff1d(seen[a], seen[b])
+                out.append({
+                    "requester": {"endpoint": conn[0], "qp": conn[1] or None},
+                    "responder": {"endpoint": conn[2], "qp": conn[3] or None},
+                    "transport": conn[4], "upstream": points[a], "downstream": points[b],
+                    "requests_upstream": int(len(seen[a])),
+                    "requests_downstream": int(len(seen[b])),
+                    "lost_between": int(len(lost)),
+                    "lost_psns": [int(x) for x in lost[:MAX_LISTED]],
+                    "only_downstream": int(len(np.setdiff1d(seen[b], seen[a]))),
+                })
+    return out
