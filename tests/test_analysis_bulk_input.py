@@ -98,7 +98,8 @@ def test_truncated_and_damaged_files(tmp_path):
     bad[24 + 8:24 + 12] = struct.pack("<I", 1 << 30)    # first record length is garbage
     damaged = {"cut.pcap": data[:len(data) - 37],          # the last record cut short
                "broken.pcap": bytes(bad),
-               "cut.pcap.gz": gzip.compress(data)[:-200]}  # gzip stream cut short
+               "cut.pcap.gz": gzip.compress(data)[:-200],  # gzip stream cut short
+               "tiny.pcap.gz": gzip.compress(data)[:12]}   # gzip too short for a header
     for name, blob in damaged.items():
         path = tmp_path / name
         path.write_bytes(blob)

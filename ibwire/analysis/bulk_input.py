@@ -11,6 +11,7 @@ of just the rows whose columns say they can carry them.
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
@@ -19,6 +20,11 @@ from ibwire.capture.frame import CaptureError
 from ibwire.engines.columns import Chunk, iter_chunks
 from ibwire.engines.fallback import decode_row
 from ibwire.packet import Packet
+
+# Errors the bulk engine may raise on a damaged file where the per-packet reader
+# raises CaptureError (e.g. a gzip file too short for its header): the analyses
+# then read that file per packet, so bad input never crashes and is reported alike.
+ENGINE_ERRORS = (EOFError, OSError, zlib.error)
 
 
 def chunks(path: str | os.PathLike[str], fields: Iterable[str],

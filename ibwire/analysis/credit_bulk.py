@@ -84,6 +84,13 @@ def credit_columns_bulk(path: str, strict: bool = True) -> dict[str, np.ndarray]
     """`credit_input.credit_columns` (a file object goes the per-packet way)."""
     if not isinstance(path, str | os.PathLike):
         return credit_columns_per_packet(path, strict)
+    try:
+        return _bulk(path, strict)
+    except bi.ENGINE_ERRORS:
+        return credit_columns_per_packet(path, strict)
+
+
+def _bulk(path: str | os.PathLike[str], strict: bool) -> dict[str, np.ndarray]:
     parts = []
     for ch in bi.chunks(path, FIELDS, strict):
         if ch.batch.base < 0:

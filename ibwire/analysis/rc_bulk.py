@@ -67,6 +67,13 @@ def rc_columns_bulk(path: PathOrFile, *, strict: bool = True) -> dict[str, np.nd
     """`rc_input.rc_columns` (a file object goes the per-packet way)."""
     if not isinstance(path, str | os.PathLike):
         return rc_columns_per_packet(path, strict=strict)
+    try:
+        return _bulk(path, strict)
+    except bi.ENGINE_ERRORS:
+        return rc_columns_per_packet(path, strict=strict)
+
+
+def _bulk(path: str | os.PathLike[str], strict: bool) -> dict[str, np.ndarray]:
     labels: dict[str, int] = {}
     parts: list[dict[str, np.ndarray]] = []
     for ch in bi.chunks(path, FIELDS, strict):
