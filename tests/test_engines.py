@@ -228,3 +228,17 @@ def test_columns_api(tmp_path):
     assert set(ibwire.columns(path).column_names) == set(column_names())
     with pytest.raises(ValueError, match="not a column field"):
         ibwire.columns(path, ["infiniband.mad.attributename"])
+
+
+@pytest.mark.parametrize("data", [b"\x1f\x8b", b"\x1f\x8b\x08", b"\x1f\x8b\x08\x00\x00"])
+def test_gzip_too_short_for_its_header_gives_the_readers_error(tmp_path, data):
+    """The engine hands such a file to the streaming reader: the same CaptureError."""
+    from ibwire.capture import CaptureError, open_capture
+    p = tmp_path / "tiny.pcap.gz"
+    p.write_bytes(data)
+    with pytest.raises(CaptureError) as want:
+        with open_capture(p) as frames:
+            list(frames)
+    with pytest.raises(CaptureError) as got:
+        ibwire.columns(p)
+    assert str(got.value) == str(want.value)

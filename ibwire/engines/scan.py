@@ -16,6 +16,7 @@ import gzip
 import io
 import mmap
 import os
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -200,7 +201,13 @@ def batches(path: str | os.PathLike[str], chunk: int = DEFAULT_CHUNK,
             pool: Pool | None = None) -> Iterator[Batch]:
     """The records of a capture file, `chunk` at a time (arrays recycled via `pool`)."""
     path = os.fspath(path)
-    compressed, head = _sniff(path)
+    try:
+        compressed, head = _sniff(path)
+    except (EOFError, OSError, zlib.error):
+        # A gzip file too short or broken for its first header: the streaming reader
+        # reports it exactly as it does everywhere else.
+        yield from _reader_batches(path, 0, chunk)
+        return
     if not head:
         raise CaptureError("empty file", source=path, at_record=False)
     fmt = _Format(head, path)
