@@ -1,7 +1,8 @@
 """ibwire: InfiniBand and RoCE packets on the wire — decode, encode, validate, analyse."""
 
+from ibwire.capture.packets import read, write
 from ibwire.crc import CrcStatus
-from ibwire.decode import Options, decode
+from ibwire.decoder import Options, decode
 from ibwire.encode import encode
 from ibwire.fields import REGISTRY, Header, Layout
 from ibwire.headers import (
@@ -29,7 +30,6 @@ from ibwire.headers import (
     AtomicETH,
     ImmDt,
 )
-from ibwire.io import read, write
 from ibwire.packet import Layer, Malformed, Packet
 
 # Payload decoders register themselves: MADs on QP0/QP1, IPoIB on UD.

@@ -27,7 +27,7 @@ is never RoCE, whatever its port.
 
 from __future__ import annotations
 
-from ibwire.decode import (
+from ibwire.decoder import (
     PAYLOAD_DECODERS,
     Options,
     decode_ip,

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ibwire.capture import CaptureError, open_capture
-from ibwire.decode import Options, decode
+from ibwire.decoder import Options, decode
 from ibwire.engines.columns import CRC_COLUMNS, FRAME_COLUMNS, iter_chunks
 from ibwire.engines.place import FB, IB_OFF, MAL, PAY_LEN, PAY_OFF
 from ibwire.engines.scan import clamp_ns

@@ -16,7 +16,7 @@ import pytest
 
 import ibwire
 import ibwire.mad  # noqa: F401 - registers the MAD hooks
-from ibwire.format import format_field
+from ibwire.cli.tshark_text import format_field
 from ibwire.mad.dispatch import mad_layers
 from ibwire.packet import Packet
 

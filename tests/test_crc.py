@@ -8,7 +8,7 @@ from vectors import BY_NAME, N1_MASKED, VECTORS
 from ibwire import CrcStatus, decode, encode
 from ibwire import crc as crc_mod
 from ibwire.crc import crc16, crc32, icrc_wire, lpcrc, vcrc_wire
-from ibwire.decode import icrc_masked_input
+from ibwire.decoder import icrc_masked_input
 
 
 def test_catalogue_check_values():

@@ -8,13 +8,6 @@ import ipaddress
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scapy.all import IP, UDP, Dot1Q, Ether, IPv6, Raw, conf, rdpcap, split_layers, wrpcap
-from scapy.compat import raw
-from scapy.packet import Packet
-from vectors import BY_NAME
-
-import ibwire as lib
-from ibwire import ETHERNET, IPV4, LINK, REGISTRY, VLAN, CrcStatus, decode, encode
 from ibwire.dissectors import (
     AETH,
     BTH,
@@ -32,7 +25,14 @@ from ibwire.dissectors import (
     to_header,
 )
 from ibwire.dissectors.generate import fields_desc, scapy_name
-from ibwire.headers.eth import ETH_LAYOUTS
+from scapy.all import IP, UDP, Dot1Q, Ether, IPv6, Raw, conf, rdpcap, split_layers, wrpcap
+from scapy.compat import raw
+from scapy.packet import Packet
+from vectors import BY_NAME
+
+import ibwire as lib
+from ibwire import ETHERNET, IPV4, LINK, REGISTRY, VLAN, CrcStatus, decode, encode
+from ibwire.headers.extended import ETH_LAYOUTS
 from ibwire.headers.opcodes import OPCODES
 
 ROCE = {n: BY_NAME[n] for n in ("R1", "R2", "R3", "R4", "R5")}

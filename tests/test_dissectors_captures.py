@@ -9,12 +9,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from ibwire.dissectors import BTH, DETH, ERF, LRH
+from ibwire.dissectors.mad import MAD, MAD_AVAILABLE
 from scapy.all import IP, UDP, Ether, IPv6, conf, rdpcap
 from scapy.compat import raw
 
 from ibwire import decode
-from ibwire.dissectors import BTH, DETH, ERF, LRH
-from ibwire.dissectors.mad import MAD, MAD_AVAILABLE
 
 CARRIERS = {"eth", "vlan", "ip", "ipv6", "udp"}   # Scapy's own Ether/Dot1Q/IP/IPv6/UDP
 CAPTURES = Path(__file__).resolve().parents[1].parent / "shared" / "captures"

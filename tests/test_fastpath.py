@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import ibwire
 from ibwire import crc
 from ibwire.capture import read_capture
-from ibwire.decode import Options
+from ibwire.decoder import Options
 from ibwire.fields import REGISTRY
 from ibwire.gen.bulk import BulkConfig, bulk_write
 from ibwire.gen.config import GenConfig

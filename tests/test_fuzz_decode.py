@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from ibwire import IPV4, LRH, UDP, decode, encode
 from ibwire.capture import erf_record
-from ibwire.decode import VCRC_LEN
+from ibwire.decoder import VCRC_LEN
 from ibwire.headers import BTH
 from ibwire.headers.carriers import ERF_TYPE_ETH
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ibwire import decode
-from ibwire.headers.eth import RNR_TIMER_US
+from ibwire.headers.extended import RNR_TIMER_US
 
 MOD = 1 << 24
 A_MAC = bytes.fromhex("02000000000a")

@@ -9,6 +9,7 @@ import subprocess
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ibwire.dissectors import BTH, DETH, GRH, LRH, IPoIB, IPoIBDAddr, IPoIBGRH
 from scapy.all import ARP, IP, UDP, IPv6, Raw, rdpcap, wrpcap
 from scapy.compat import raw
 from vectors import BY_NAME
@@ -17,8 +18,7 @@ import ibwire as lib
 import ibwire.ipoib  # noqa: F401  (registers the hooks)
 from ibwire import REGISTRY, CrcStatus, decode, encode
 from ibwire.capture import read_capture
-from ibwire.dissectors import BTH, DETH, GRH, LRH, IPoIB, IPoIBDAddr, IPoIBGRH
-from ibwire.format import format_field
+from ibwire.cli.tshark_text import format_field
 from ibwire.ipoib import IPOIB, is_ipoib_payload, looks_like_ipoib
 
 N2 = BY_NAME["N2"].data

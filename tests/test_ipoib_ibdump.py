@@ -212,9 +212,8 @@ def test_erf_padding_alone_is_not_a_problem():
 
 
 def test_scapy_dissects_connected_mode_too():
-    from scapy.all import rdpcap
-
     import ibwire.dissectors  # noqa: F401  (binds the layers)
+    from scapy.all import rdpcap
     frames = rdpcap(str(CAPTURE))
     names = [[la.__name__ for la in frames[i].layers()] for i in (11, 17, 21, 22)]
     assert names[0][:7] == ["ERF", "LRH", "BTH", "DETH", "IPoIB", "IP", "ICMP"]

@@ -20,8 +20,8 @@ from mad_helpers import (
     tshark_types,
 )
 
+from ibwire.cli.tshark_text import format_field
 from ibwire.fields import BYTES, DEC, DEC_HEX, HEX, IPV4, IPV6, STRING, UINT64
-from ibwire.format import format_field
 from ibwire.mad._layout import MAD_LAYOUTS
 
 

@@ -22,7 +22,7 @@ from mad_helpers import (
 )
 
 import ibwire
-from ibwire.format import format_field
+from ibwire.cli.tshark_text import format_field
 from ibwire.mad import (
     build_mad,
     cm_mad,

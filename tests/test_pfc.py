@@ -16,7 +16,7 @@ import ibwire
 from ibwire.analysis.credit_input import credit_columns
 from ibwire.analysis.pfc import analyze_pfc, pause_intervals, storms
 from ibwire.capture import LINKTYPE_ETHERNET, PcapWriter
-from ibwire.format import format_field
+from ibwire.cli.tshark_text import format_field
 from ibwire.gen.config import scenario
 from ibwire.gen.sim import simulate
 from ibwire.headers.carriers import (

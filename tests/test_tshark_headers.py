@@ -12,8 +12,8 @@ from test_properties import packets
 
 from ibwire import ETHERNET, IPV4, UDP, decode, encode
 from ibwire.capture import PcapWriter, read_capture
+from ibwire.cli.tshark_text import format_field
 from ibwire.fields import REGISTRY
-from ibwire.format import format_field
 from ibwire.headers import AETH, BTH, ETH_LAYOUTS, OPCODES
 
 TSHARK = ["tshark", "--disable-protocol", "tftp", "--disable-protocol", "rpcordma"]

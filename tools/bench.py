@@ -51,9 +51,8 @@ def child(mode: str, path: str, count: int) -> dict:
     if mode in ("gen", "genbig"):  # here, so that the parent stays small (RSS)
         return {k: str(v) for k, v in captures(Path(path), count, mode == "genbig").items()}
     if mode == "scapy":
-        from scapy.utils import PcapReader
-
         import ibwire.dissectors  # noqa: F401 - binds the InfiniBand layers
+        from scapy.utils import PcapReader
         n = nbytes = 0
         for pkt in PcapReader(path):
             pkt.layers()

@@ -72,9 +72,8 @@ def _encoded(path: Path) -> str:
 
 
 def _scapy(path: Path) -> str:
-    from scapy.utils import PcapReader
-
     import ibwire.dissectors  # noqa: F401 - binds the layers
+    from scapy.utils import PcapReader
 
     rows = []
     with PcapReader(str(path)) as reader:

@@ -27,10 +27,10 @@ from ibwire.analysis.credit_input import (
     _value,
     credit_columns_per_packet,
 )
+from ibwire.cli.tshark_text import format_field
 from ibwire.crc import CrcStatus
-from ibwire.format import format_field
 from ibwire.headers.carriers import ETHERTYPE_MAC_CONTROL
-from ibwire.headers.eth import CREDITS
+from ibwire.headers.extended import CREDITS
 
 _MACC = [name for name, _ in INT_COLUMNS if name.startswith("macc.")]
 _CREDITS = "infiniband.aeth.credits"

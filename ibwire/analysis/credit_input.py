@@ -12,7 +12,7 @@ import numpy as np
 
 import ibwire
 from ibwire.capture.frame import CaptureError
-from ibwire.format import format_field
+from ibwire.cli.tshark_text import format_field
 
 # Integer columns: (registry field name, dtype).
 INT_COLUMNS = (

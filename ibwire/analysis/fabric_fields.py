@@ -18,8 +18,8 @@ from ibwire.analysis import fabric_names as fn
 from ibwire.analysis.fabric import build_fabric
 from ibwire.analysis.fabric_mads import mad_of, route_origin
 from ibwire.analysis.fabric_model import Fabric
+from ibwire.capture.packets import read
 from ibwire.fields import REGISTRY, STRING, UINT8, UINT64
-from ibwire.io import read
 from ibwire.packet import Packet
 
 FIELDS = [

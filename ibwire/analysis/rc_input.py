@@ -108,7 +108,7 @@ def rc_columns_per_packet(path: PathOrFile, *, strict: bool = True) -> dict[str,
     row i is dump's frame i + 1. A broken file raises `CaptureError` after reading
     every good record (`strict`), or ends the columns there (`strict=False`)."""
     from ibwire.capture import CaptureError, open_capture
-    from ibwire.decode import decode
+    from ibwire.decoder import decode
 
     builder = ColumnBuilder()
     try:

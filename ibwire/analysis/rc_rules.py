@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ibwire.headers.eth import CREDITS, NAK_CODES, RNR_TIMER_US
+from ibwire.headers.extended import CREDITS, NAK_CODES, RNR_TIMER_US
 from ibwire.headers.opcodes import OPCODES
 
 PSN_BITS = 24

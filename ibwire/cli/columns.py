@@ -16,7 +16,7 @@ from ibwire.cli.carriers import carrier_info, column_addresses, column_protocol,
 from ibwire.cli.frames import FrameInfo, fmt_ns
 from ibwire.cli.madinfo import mad_header, mad_info
 from ibwire.crc import CrcStatus
-from ibwire.headers.eth import NAK_CODES, RNR_TIMER_US
+from ibwire.headers.extended import NAK_CODES, RNR_TIMER_US
 from ibwire.packet import Packet
 
 

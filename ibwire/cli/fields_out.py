@@ -3,7 +3,7 @@
 Each `-e` name is resolved once to a getter: `frame.*` and `_ws.col.*` come from
 the frame, a few tshark aggregate fields (`ip.addr`, `udp.port`, ...) from the
 carrier layers, and everything else from `pkt.values_of(name)` formatted by
-`ibwire.format.format_field` (the registry's type and base). Names ibwire does
+`ibwire.cli.tshark_text.format_field` (the registry's type and base). Names ibwire does
 not know print empty, with one warning on stderr, so lines still line up with
 tshark's.
 """
@@ -16,8 +16,8 @@ from typing import Any
 
 from ibwire.cli.columns import columns
 from ibwire.cli.frames import FrameInfo
+from ibwire.cli.tshark_text import format_field, format_value
 from ibwire.fields import REGISTRY
-from ibwire.format import format_field, format_value
 from ibwire.inner import NAMES as INNER_NAMES
 from ibwire.inner import transport_of
 from ibwire.packet import Packet

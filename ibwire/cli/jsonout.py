@@ -17,8 +17,8 @@ from typing import Any
 
 from ibwire.cli.fields_out import FieldsWriter, data_bytes
 from ibwire.cli.frames import FrameInfo, fmt_ns
+from ibwire.cli.tshark_text import format_field
 from ibwire.fields import BOOL, BYTES, REGISTRY
-from ibwire.format import format_field
 from ibwire.packet import Packet
 
 Obj = list[tuple[str, Any]]   # an object with ordered, possibly repeated keys

@@ -14,9 +14,9 @@ from typing import Any
 
 from ibwire.cli.carriers import COLUMN_NAMES
 from ibwire.cli.frames import FrameInfo, erf_header_len, fmt_ns
+from ibwire.cli.tshark_text import display_value, format_field, format_value
 from ibwire.crc import CrcStatus
 from ibwire.fields import BOOL, REGISTRY, Field
-from ibwire.format import display_value, format_field, format_value
 from ibwire.inner import transport_of
 from ibwire.packet import Layer, Packet
 

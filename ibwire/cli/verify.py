@@ -42,7 +42,7 @@ def add_parser(sub: Any) -> None:
 def verify(path: str, roce_ports: list[int] | None = None,
            chunk: int = 1 << 16) -> dict[str, Any]:
     """Counts per status and bad frame numbers for each CRC (see module doc)."""
-    from ibwire.decode import Options
+    from ibwire.decoder import Options
     from ibwire.engines.columns import iter_chunks
 
     opts = Options(roce_ports=frozenset(roce_ports)) if roce_ports else None

@@ -16,7 +16,7 @@ from ibwire.decoder.base import ICRC_LEN, UDP_PROTO
 from ibwire.decoder.transport import _icrc, _set_payload, _vcrc
 from ibwire.headers.bth import BTH
 from ibwire.headers.carriers import ETHERNET, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPV4, IPV6, UDP
-from ibwire.headers.eth import ETH_LAYOUTS
+from ibwire.headers.extended import ETH_LAYOUTS
 from ibwire.headers.opcodes import OPCODES
 from ibwire.headers.routing import GRH, LRH, NXTHDR_IBA
 from ibwire.packet import LazyLayer, Packet

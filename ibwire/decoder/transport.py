@@ -17,7 +17,7 @@ from ibwire.decoder.base import (
 )
 from ibwire.headers.bth import BTH
 from ibwire.headers.carriers import IPV6
-from ibwire.headers.eth import ETH_LAYOUTS
+from ibwire.headers.extended import ETH_LAYOUTS
 from ibwire.headers.link import LINK
 from ibwire.headers.opcodes import OPCODES
 from ibwire.headers.routing import GRH, LRH, NXTHDR_IBA, RWH

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from ibwire.crc import CrcStatus
-from ibwire.decode import ENCAPS, Options
+from ibwire.decoder import ENCAPS, Options
 from ibwire.engines import fallback
 from ibwire.engines.crc_kernels import HAVE_ZLIB, ICRC, LPCRC, VCRC, check_crcs, crc_arrays
 from ibwire.engines.extract import Plan, layer_values

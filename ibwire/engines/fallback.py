@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ibwire.capture.frame import Frame
-from ibwire.decode import Options, decode
+from ibwire.decoder import Options, decode
 from ibwire.engines.place import IB_OFF, MAL, PAY_LEN, PAY_OFF
 from ibwire.engines.tables import LAYER_NAMES, malformed_code
 from ibwire.packet import Packet

@@ -19,7 +19,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
-from ibwire.decode import decode
+from ibwire.decoder import decode
 from ibwire.encode import encode
 from ibwire.fields import Header
 from ibwire.headers.carriers import ETHERNET, IPV4, IPV6, UDP

@@ -32,7 +32,7 @@ from ibwire.encode import encode
 from ibwire.gen.mads import SERVICE_ID
 from ibwire.headers.bth import BTH
 from ibwire.headers.carriers import ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6
-from ibwire.headers.eth import AETH, DETH
+from ibwire.headers.extended import AETH, DETH
 from ibwire.headers.opcodes import (
     RC_ACK,
     RC_SEND_FIRST,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ibwire.gen import mads
 from ibwire.gen.net import Outbox, Pkt
 from ibwire.headers.bth import BTH
-from ibwire.headers.eth import DETH
+from ibwire.headers.extended import DETH
 from ibwire.headers.opcodes import UD_SEND_ONLY
 
 if TYPE_CHECKING:

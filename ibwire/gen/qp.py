@@ -18,7 +18,7 @@ from ibwire.gen.rcwire import ATOMICS, OPS, READ, Msg, RcInfo, npsn, rc_headers
 from ibwire.gen.requester import Requester
 from ibwire.gen.responder import Responder
 from ibwire.headers.bth import BTH
-from ibwire.headers.eth import CNP_PAD
+from ibwire.headers.extended import CNP_PAD
 from ibwire.headers.opcodes import CNP
 
 if TYPE_CHECKING:

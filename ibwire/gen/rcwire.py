@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from ibwire.fields import Header
 from ibwire.headers.bth import BTH
-from ibwire.headers.eth import AETH, IETH, RETH, AtomicAckETH, AtomicETH, ImmDt
+from ibwire.headers.extended import AETH, IETH, RETH, AtomicAckETH, AtomicETH, ImmDt
 
 PSN_MOD = 1 << 24
 PSN_MASK = PSN_MOD - 1

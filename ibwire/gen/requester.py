@@ -57,7 +57,7 @@ from ibwire.gen.rcwire import (
     psn_add,
     psn_diff,
 )
-from ibwire.headers.eth import RNR_TIMER_US
+from ibwire.headers.extended import RNR_TIMER_US
 
 if TYPE_CHECKING:
     from ibwire.gen.net import Pkt

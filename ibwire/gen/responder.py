@@ -50,7 +50,7 @@ from ibwire.gen.rcwire import (
     psn_diff,
     read_response_opcode,
 )
-from ibwire.headers.eth import CREDITS, RNR_TIMER_US
+from ibwire.headers.extended import CREDITS, RNR_TIMER_US
 
 if TYPE_CHECKING:
     from ibwire.gen.net import Pkt

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ibwire.gen.net import Outbox, Pkt
 from ibwire.gen.rcwire import payload
 from ibwire.headers.bth import BTH
-from ibwire.headers.eth import CNP_PAD, DETH, ImmDt
+from ibwire.headers.extended import CNP_PAD, DETH, ImmDt
 from ibwire.headers.opcodes import CNP, UD_SEND_ONLY, UD_SEND_ONLY_IMM
 
 if TYPE_CHECKING:

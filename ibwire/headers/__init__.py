@@ -3,7 +3,7 @@ link packets, and the Ethernet/IP/UDP/ERF carriers that RoCE and captures add.""
 
 from ibwire.headers.bth import BTH
 from ibwire.headers.carriers import ERF, ETHERNET, IPV4, IPV6, UDP, VLAN
-from ibwire.headers.eth import (
+from ibwire.headers.extended import (
     AETH,
     CNP_PAD,
     DETH,

@@ -15,7 +15,7 @@ packet extras: byte ranges, not decoded fields.
 
 from __future__ import annotations
 
-from ibwire.decode import ENCAPS, PAYLOAD_DECODERS, decode
+from ibwire.decoder import ENCAPS, PAYLOAD_DECODERS, decode
 from ibwire.encode import PAYLOAD_ENCODERS
 from ibwire.fields import BYTES, REGISTRY
 from ibwire.mad._ctx import Ctx

@@ -46,7 +46,7 @@ def decode(task: Task) -> dict[str, np.ndarray]:
     """The RC columns of the task's frames (frame numbers as in the whole capture),
     with `ibwire.src`/`ibwire.dst` as label strings and the pair hash."""
     from ibwire.capture import open_capture
-    from ibwire.decode import decode as decode_frame
+    from ibwire.decoder import decode as decode_frame
 
     builder = ColumnBuilder()
     with open_capture(task.path) as frames:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ibwire.cli.frames import LINKTYPE_ERF, FrameInfo, frame_lengths
-from ibwire.decode import Options
+from ibwire.decoder import Options
 from ibwire.engines import fallback
 from ibwire.engines.columns import OFFSET_PREFIX, Chunk
 from ibwire.engines.tables import LAYER_NAMES

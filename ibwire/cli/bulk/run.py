@@ -19,7 +19,7 @@ import numpy as np
 from ibwire.cli import bulk
 from ibwire.cli.output import Output
 from ibwire.cli.stats import Stat
-from ibwire.decode import Options
+from ibwire.decoder import Options
 
 # Numba and pyarrow load only when the bulk path runs (see `_engine`).
 

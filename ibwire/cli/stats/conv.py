@@ -43,7 +43,7 @@ def endpoint_pair(kind: str, pkt: Packet) -> tuple[str, str] | None:
         lay = pkt.layer(kind)
         if lay is None:
             return None
-        from ibwire.format import format_field
+        from ibwire.cli.tshark_text import format_field
         return (format_field(f"{kind}.src", lay.values["src"]),
                 format_field(f"{kind}.dst", lay.values["dst"]))
     if kind == "udp":
@@ -51,7 +51,7 @@ def endpoint_pair(kind: str, pkt: Packet) -> tuple[str, str] | None:
         ip = pkt.layer("ip") or pkt.layer("ipv6")
         if udp is None or ip is None:
             return None
-        from ibwire.format import format_field
+        from ibwire.cli.tshark_text import format_field
         p = ip.layout.prefix
         return (f"{format_field(p + '.src', ip.values['src'])}:{udp.values['srcport']}",
                 f"{format_field(p + '.dst', ip.values['dst'])}:{udp.values['dstport']}")

@@ -14,7 +14,7 @@ from ibwire.cli.frames import FrameInfo
 from ibwire.cli.madinfo import CM_ATTRS, CM_CLASS, mad_header, mad_info
 from ibwire.cli.stats import Stat
 from ibwire.crc import CrcStatus
-from ibwire.headers.eth import NAK_CODES
+from ibwire.headers.extended import NAK_CODES
 from ibwire.packet import Packet
 
 SEVERITIES = ("Error", "Warn", "Note", "Chat")

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from ibwire.dissectors import ib
+from ibwire.dissectors.generate import layer_class
+from ibwire.dissectors.payload import PAYLOAD_CLASSES, find_layer
 from scapy.config import conf
 from scapy.layers.inet import IP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP
 from scapy.packet import Packet, bind_bottom_up, bind_layers
 
-from ibwire.dissectors import ib
-from ibwire.dissectors.generate import layer_class
-from ibwire.dissectors.payload import PAYLOAD_CLASSES, find_layer
 from ibwire.headers.carriers import ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6
 from ibwire.ipoib import (
     ETHERTYPE_RARP,

@@ -4,7 +4,7 @@ After the BTH and its extended headers (chosen by the opcode table), the
 payload's Scapy class is asked of `PAYLOAD_CLASSES` in order: each guesser gets
 the BTH layer, the layer the payload hangs from, and the payload bytes, and
 returns a class or None. MADs (QP0/QP1) and IPoIB register here; anything else
-is Raw. This mirrors `ibwire.decode.PAYLOAD_DECODERS` on the library side.
+is Raw. This mirrors `ibwire.decoder.PAYLOAD_DECODERS` on the library side.
 """
 
 from __future__ import annotations

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import logging
 
-from scapy.config import conf
-from scapy.packet import Packet
-
 from ibwire.dissectors.generate import layer_class
 from ibwire.dissectors.ib import BTH
 from ibwire.dissectors.payload import PAYLOAD_CLASSES, find_layer
+from scapy.config import conf
+from scapy.packet import Packet
+
 from ibwire.fields import Layout
 
 log = logging.getLogger(__name__)

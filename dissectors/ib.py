@@ -24,6 +24,8 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from ibwire.dissectors.generate import TrailerField, layer_class, layer_values, patch
+from ibwire.dissectors.payload import find_layer, payload_class
 from scapy.compat import raw
 from scapy.config import conf
 from scapy.error import warning
@@ -33,8 +35,6 @@ from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.packet import NoPayload, Packet, bind_layers
 
 from ibwire import crc
-from ibwire.dissectors.generate import TrailerField, layer_class, layer_values, patch
-from ibwire.dissectors.payload import find_layer, payload_class
 from ibwire.headers.bth import BTH as BTH_LAYOUT
 from ibwire.headers.carriers import (
     ETHERTYPE_ARP,
@@ -43,7 +43,7 @@ from ibwire.headers.carriers import (
     ETHERTYPE_ROCE,
     ROCEV2_PORT,
 )
-from ibwire.headers.eth import ETH_LAYOUTS
+from ibwire.headers.extended import ETH_LAYOUTS
 from ibwire.headers.link import LINK as LINK_LAYOUT
 from ibwire.headers.opcodes import OPCODES
 from ibwire.headers.routing import GRH as GRH_LAYOUT

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ibwire.dissectors.generate import layer_class, patch
+from ibwire.dissectors.ib import LRH, IBLink
 from scapy.config import conf
 from scapy.fields import ByteField, ConditionalField, StrField, XStrFixedLenField
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, bind_layers
 
-from ibwire.dissectors.generate import layer_class, patch
-from ibwire.dissectors.ib import LRH, IBLink
 from ibwire.headers.carriers import ERF as ERF_LAYOUT
 from ibwire.headers.carriers import ERF_TYPE_ETH, ERF_TYPE_IB, ERF_TYPE_IB_LINK
 
