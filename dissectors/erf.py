@@ -18,10 +18,9 @@ from scapy.fields import ByteField, ConditionalField, StrField, XStrFixedLenFiel
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, bind_layers
 
+from ibwire.constants import ERF_TYPE_ETH, ERF_TYPE_IB, ERF_TYPE_IB_LINK, LINKTYPE_ERF
 from ibwire.headers.carriers import ERF as ERF_LAYOUT
-from ibwire.headers.carriers import ERF_TYPE_ETH, ERF_TYPE_IB, ERF_TYPE_IB_LINK
 
-LINKTYPE_ERF = 197
 _EXT_LEN = 8
 _ETH_PREFIX = 2   # erf.eth.off + erf.eth.pad
 

@@ -35,24 +35,24 @@ from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.packet import NoPayload, Packet, bind_layers
 
 from ibwire import crc
-from ibwire.headers.bth import BTH as BTH_LAYOUT
-from ibwire.headers.carriers import (
+from ibwire.constants import (
     ETHERTYPE_ARP,
     ETHERTYPE_IPV4,
     ETHERTYPE_IPV6,
     ETHERTYPE_ROCE,
+    ICRC_LEN,
+    LINKTYPE_INFINIBAND,
+    NXTHDR_IBA,
     ROCEV2_PORT,
+    VCRC_LEN,
 )
+from ibwire.headers.bth import BTH as BTH_LAYOUT
 from ibwire.headers.extended import ETH_LAYOUTS
 from ibwire.headers.link import LINK as LINK_LAYOUT
 from ibwire.headers.opcodes import OPCODES
 from ibwire.headers.routing import GRH as GRH_LAYOUT
 from ibwire.headers.routing import LRH as LRH_LAYOUT
-from ibwire.headers.routing import NXTHDR_IBA
 from ibwire.headers.routing import RWH as RWH_LAYOUT
-
-ICRC_LEN, VCRC_LEN = 4, 2
-LINKTYPE_INFINIBAND = 247
 
 
 def _own_bytes(layer: Packet, **auto: int) -> bytes:

@@ -21,15 +21,14 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP
 from scapy.packet import Packet, bind_bottom_up, bind_layers
 
-from ibwire.headers.carriers import ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6
-from ibwire.ipoib import (
+from ibwire.constants import (
+    ETHERTYPE_ARP,
+    ETHERTYPE_IPV4,
+    ETHERTYPE_IPV6,
     ETHERTYPE_RARP,
-    IPOIB,
-    IPOIB_DADDR,
-    IPOIB_GRH,
     LINKTYPE_IPOIB,
-    is_ipoib_payload,
 )
+from ibwire.ipoib import IPOIB, IPOIB_DADDR, IPOIB_GRH, is_ipoib_payload
 
 
 class _IPoIBMixin:

@@ -28,9 +28,10 @@ log = logging.getLogger(__name__)
 
 MAD_IMPORT_ERROR: Exception | None = None
 try:
+    from ibwire.constants import MAD_QPS
     from ibwire.mad import names as _names
     from ibwire.mad._layout import MAD_LAYOUTS
-    from ibwire.mad.dispatch import MAD_QPS, decode_mad
+    from ibwire.mad.dispatch import decode_mad
     from ibwire.mad.header import MAD_HEADER
     MAD_AVAILABLE = True
 except Exception as exc:  # noqa: BLE001 - MADs are optional for the other layers

@@ -15,19 +15,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ibwire import crc
+from ibwire.constants import ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCE, NXTHDR_IBA
 from ibwire.fields import Header, Layout
-from ibwire.headers.carriers import (
-    ERF,
-    ETHERTYPE_IPV4,
-    ETHERTYPE_IPV6,
-    ETHERTYPE_ROCE,
-    IPV4,
-    IPV6,
-    UDP,
-    VLAN,
-)
+from ibwire.headers.carriers import ERF, IPV4, IPV6, UDP, VLAN
 from ibwire.headers.link import LINK
-from ibwire.headers.routing import GRH, LRH, NXTHDR_IBA
+from ibwire.headers.routing import GRH, LRH
 from ibwire.packet import Layer, Packet
 
 # A payload encoder rebuilds the payload of a decoded packet from its payload

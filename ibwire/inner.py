@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from ibwire.constants import ETHERTYPE_ARP
 from ibwire.fields import DEC, ETHER, HEX, IPV6, REGISTRY, UINT8, UINT16, UINT32
-from ibwire.headers.carriers import ETHERTYPE_ARP
 from ibwire.packet import Packet
 
 # tshark's fields this module fills: name -> (type, base, label).

@@ -27,6 +27,14 @@ is never RoCE, whatever its port.
 
 from __future__ import annotations
 
+from ibwire.constants import (
+    ETHERTYPE_ARP,
+    ETHERTYPE_IPV4,
+    ETHERTYPE_IPV6,
+    ETHERTYPE_RARP,
+    LINKTYPE_IPOIB,
+    MAD_QPS,
+)
 from ibwire.decoder import (
     PAYLOAD_DECODERS,
     Options,
@@ -50,14 +58,11 @@ from ibwire.fields import (
     rsv,
     uint,
 )
-from ibwire.headers.carriers import ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6
 from ibwire.headers.opcodes import OPCODES
 from ibwire.headers.routing import RWH
 from ibwire.inner import add_fields
 from ibwire.packet import Layer, Packet
 
-LINKTYPE_IPOIB = 242
-ETHERTYPE_RARP = 0x8035
 ETHERTYPES = {ETHERTYPE_IPV4: "IPv4", ETHERTYPE_IPV6: "IPv6", ETHERTYPE_ARP: "ARP",
               ETHERTYPE_RARP: "RARP"}
 # Rule 1: the SENDs that start a message, of the transports IPoIB uses.
@@ -66,7 +71,6 @@ IPOIB_OPCODES = frozenset(
     and op.name in ("Send First", "Send Only", "Send Only with Immediate"))
 UD_SEND_OPCODES = tuple(c for c in sorted(IPOIB_OPCODES) if OPCODES[c].transport == "UD")
 UC_SEND_ONLY = next(op.code for op in OPCODES if op.label == "UC Send Only")
-MAD_QPS = (0, 1)
 GSI_QKEY = 0x80010000
 IB_HW_ADDR_LEN = 20           # IPoIB link address: flags/QPN (4) + GID (16)
 PSEUDO_HEADER_LEN = 40

@@ -29,12 +29,13 @@ from ibwire import decode, encode
 from ibwire.capture import erf_record, read_capture
 from ibwire.capture import pcapng as png
 from ibwire.capture.pcap import MAGIC_NSEC, MAGIC_USEC
+from ibwire.constants import NXTHDR_IBA
 from ibwire.headers import carriers as C
-from ibwire.headers.routing import NXTHDR_IBA
 
 try:  # the MAD decoder registers itself on import (another module, maybe not ready)
+    from ibwire.constants import MAD_SIZE
     from ibwire.mad.classes import CLASS_VERSIONS, supported
-    from ibwire.mad.header import MAD_HEADER, MAD_SIZE, RMPP, SA_HEADER
+    from ibwire.mad.header import MAD_HEADER, RMPP, SA_HEADER
     HAVE_MAD = True
 except Exception:  # noqa: BLE001 - any failure means: no MAD fuzzing
     HAVE_MAD = False

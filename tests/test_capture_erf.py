@@ -13,7 +13,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ibwire.capture import (
-    LINKTYPE_ERF,
     CaptureError,
     ErfWriter,
     erf_record,
@@ -24,6 +23,7 @@ from ibwire.capture import (
     read_capture,
 )
 from ibwire.capture.erf import ErfReader, looks_like_erf
+from ibwire.constants import LINKTYPE_ERF
 
 TSHARK = shutil.which("tshark")
 needs_tshark = pytest.mark.skipif(TSHARK is None, reason="tshark is not installed")

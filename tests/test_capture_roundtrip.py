@@ -11,10 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ibwire.capture import (
-    LINKTYPE_ERF,
-    LINKTYPE_ETHERNET,
-    LINKTYPE_INFINIBAND,
-    LINKTYPE_IPOIB,
     ErfWriter,
     Frame,
     PcapngWriter,
@@ -26,6 +22,7 @@ from ibwire.capture import (
     read_capture,
     write_capture,
 )
+from ibwire.constants import LINKTYPE_ERF, LINKTYPE_ETHERNET, LINKTYPE_INFINIBAND, LINKTYPE_IPOIB
 
 BASE_NS = 1_700_000_000_123_456_789
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from ibwire.capture import (
-    LINKTYPE_ERF,
     Frame,
     PcapWriter,
     open_capture,
@@ -21,6 +20,7 @@ from ibwire.capture import (
     read_capture,
     write_capture,
 )
+from ibwire.constants import LINKTYPE_ERF
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "captures"
 FILES = sorted(SHARED.glob("*/*.pcap")) if SHARED.is_dir() else []

@@ -164,8 +164,8 @@ def test_linktype_247_pcapng_two_interfaces_equals_erf():
     import tempfile
 
     import ibwire
-    from ibwire.capture import LINKTYPE_INFINIBAND
     from ibwire.capture.pcapng_writer import PcapngWriter
+    from ibwire.constants import LINKTYPE_INFINIBAND
 
     src = str(PCAPS / "link_credits_ib.pcap")
     path = os.path.join(tempfile.mkdtemp(), "ib247.pcapng")

@@ -184,14 +184,9 @@ def test_congestion_counts_equal_truth(encap, seed, gap):
 
 def test_global_pause_pauses_every_priority():
     from ibwire.analysis.pfc import analyze_pfc
-    from ibwire.capture import LINKTYPE_ETHERNET, PcapWriter
-    from ibwire.headers.carriers import (
-        ETHERNET,
-        ETHERTYPE_MAC_CONTROL,
-        MACC,
-        MACC_OP_PAUSE,
-        MACC_PAUSE,
-    )
+    from ibwire.capture import PcapWriter
+    from ibwire.constants import ETHERTYPE_MAC_CONTROL, LINKTYPE_ETHERNET, MACC_OP_PAUSE
+    from ibwire.headers.carriers import ETHERNET, MACC, MACC_PAUSE
 
     eth = ETHERNET(dst="01:80:c2:00:00:01", src="02:00:00:00:00:0b",
                    type=ETHERTYPE_MAC_CONTROL)

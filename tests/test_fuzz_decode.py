@@ -22,9 +22,8 @@ from hypothesis import strategies as st
 
 from ibwire import IPV4, LRH, UDP, decode, encode
 from ibwire.capture import erf_record
-from ibwire.decoder import VCRC_LEN
+from ibwire.constants import ERF_TYPE_ETH, VCRC_LEN
 from ibwire.headers import BTH
-from ibwire.headers.carriers import ERF_TYPE_ETH
 
 DECODE_BUDGET = 75_000 * SCALE   # seeded-loop mutants; the Hypothesis test adds more
 PER_INPUT_SECONDS = 0.5          # no input may take longer (no loop without progress)

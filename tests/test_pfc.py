@@ -15,20 +15,12 @@ from hypothesis import strategies as st
 import ibwire
 from ibwire.analysis.credit_input import credit_columns
 from ibwire.analysis.pfc import analyze_pfc, pause_intervals, storms
-from ibwire.capture import LINKTYPE_ETHERNET, PcapWriter
+from ibwire.capture import PcapWriter
 from ibwire.cli.tshark_text import format_field
+from ibwire.constants import ETHERTYPE_MAC_CONTROL, LINKTYPE_ETHERNET, MACC_OP_PAUSE, MACC_OP_PFC
 from ibwire.gen.config import scenario
 from ibwire.gen.sim import simulate
-from ibwire.headers.carriers import (
-    ETHERNET,
-    ETHERTYPE_MAC_CONTROL,
-    MACC,
-    MACC_OP_PAUSE,
-    MACC_OP_PFC,
-    MACC_PAUSE,
-    MACC_PFC,
-    pause_ns,
-)
+from ibwire.headers.carriers import ETHERNET, MACC, MACC_PAUSE, MACC_PFC, pause_ns
 
 TSHARK = ["tshark", "--disable-protocol", "tftp", "--disable-protocol", "rpcordma"]
 PFC_FIELDS = ["macc.opcode", "macc.cbfc.enbv"] + [f"macc.cbfc.pause_time.c{i}"

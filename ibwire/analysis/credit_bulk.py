@@ -28,8 +28,8 @@ from ibwire.analysis.credit_input import (
     credit_columns_per_packet,
 )
 from ibwire.cli.tshark_text import format_field
+from ibwire.constants import ETHERTYPE_MAC_CONTROL
 from ibwire.crc import CrcStatus
-from ibwire.headers.carriers import ETHERTYPE_MAC_CONTROL
 from ibwire.headers.extended import CREDITS
 
 _MACC = [name for name, _ in INT_COLUMNS if name.startswith("macc.")]

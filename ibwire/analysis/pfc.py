@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from ibwire.analysis.credit_input import TIME_COLUMN
-from ibwire.headers.carriers import MACC_OP_PAUSE, MACC_OP_PFC, PFC_PRIORITIES, pause_ns
+from ibwire.constants import MACC_OP_PAUSE, MACC_OP_PFC
+from ibwire.headers.carriers import PFC_PRIORITIES, pause_ns
 
 PRIO_MAPS = ("auto", "pcp", "dscp")
 

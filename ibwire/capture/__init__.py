@@ -17,8 +17,12 @@ from ibwire.capture.erf import (
     parse_erf_record,
 )
 from ibwire.capture.frame import CaptureError, Frame, Skipped
-from ibwire.capture.linktypes import (
-    KNOWN_LINKTYPES,
+from ibwire.capture.linktypes import KNOWN_LINKTYPES, UnknownLinkTypeError, check_linktype
+from ibwire.capture.open import CaptureReader, open_capture, read_capture, write_capture
+from ibwire.capture.pcap import PcapReader, PcapWriter
+from ibwire.capture.pcapng import PcapngReader
+from ibwire.capture.pcapng_writer import PcapngWriter
+from ibwire.constants import (
     LINKTYPE_ERF,
     LINKTYPE_ETHERNET,
     LINKTYPE_INFINIBAND,
@@ -26,13 +30,7 @@ from ibwire.capture.linktypes import (
     LINKTYPE_LINUX_SLL,
     LINKTYPE_LINUX_SLL2,
     LINKTYPE_RAW,
-    UnknownLinkTypeError,
-    check_linktype,
 )
-from ibwire.capture.open import CaptureReader, open_capture, read_capture, write_capture
-from ibwire.capture.pcap import PcapReader, PcapWriter
-from ibwire.capture.pcapng import PcapngReader
-from ibwire.capture.pcapng_writer import PcapngWriter
 
 __all__ = [
     "KNOWN_LINKTYPES", "LINKTYPE_ERF", "LINKTYPE_ETHERNET", "LINKTYPE_INFINIBAND",

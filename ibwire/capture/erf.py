@@ -29,17 +29,16 @@ from ibwire.capture._resync import (
 from ibwire.capture._stream import PathOrFile, Source, Writer, open_source
 from ibwire.capture.erf_time import erf_ts_from_ns, erf_ts_to_ns
 from ibwire.capture.frame import Frame, Skipped
-from ibwire.capture.linktypes import LINKTYPE_ERF
+from ibwire.constants import (
+    ERF_TYPE_IB,
+    ERF_TYPE_PAD,
+    LINKTYPE_ERF,
+)
 from ibwire.headers.carriers import ERF as ERF_LAYOUT
 
 if TYPE_CHECKING:
     pass
 
-ERF_TYPE_ETH = 2
-ERF_TYPE_INFINIBAND = 21
-ERF_TYPE_INFINIBAND_LINK = 25
-ERF_TYPE_META = 27
-ERF_TYPE_PAD = 48
 
 # ERF types whose payload starts with a 2-byte offset/pad field that wlen does not count.
 _ETH_TYPES = frozenset({2, 11, 16, 20})
@@ -166,7 +165,7 @@ def parse_erf_record(data: bytes, strict: bool = False) -> ErfRecord:
 
 
 def erf_record(
-    payload: bytes, ts_ns: int, erf_type: int = ERF_TYPE_INFINIBAND, cap: int = 0,
+    payload: bytes, ts_ns: int, erf_type: int = ERF_TYPE_IB, cap: int = 0,
     pad: bool = False, ibdump_quirk: bool = False,
 ) -> bytes:
     """Build an ERF record the way ibdump does.
@@ -377,7 +376,7 @@ class ErfWriter(Writer):
         self.count += 1
 
     def write_payload(
-        self, payload: bytes, ts_ns: int, erf_type: int = ERF_TYPE_INFINIBAND, cap: int = 0,
+        self, payload: bytes, ts_ns: int, erf_type: int = ERF_TYPE_IB, cap: int = 0,
         pad: bool = False, ibdump_quirk: bool = False,
     ) -> None:
         self.write(erf_record(payload, ts_ns, erf_type, cap, pad, ibdump_quirk))

@@ -8,14 +8,15 @@ to refuse such files early (the CLI does) use ``check_linktype``.
 from __future__ import annotations
 
 from ibwire.capture.frame import Frame
-
-LINKTYPE_ETHERNET = 1
-LINKTYPE_RAW = 101
-LINKTYPE_LINUX_SLL = 113
-LINKTYPE_ERF = 197
-LINKTYPE_IPOIB = 242
-LINKTYPE_INFINIBAND = 247
-LINKTYPE_LINUX_SLL2 = 276
+from ibwire.constants import (
+    LINKTYPE_ERF,
+    LINKTYPE_ETHERNET,
+    LINKTYPE_INFINIBAND,
+    LINKTYPE_IPOIB,
+    LINKTYPE_LINUX_SLL,
+    LINKTYPE_LINUX_SLL2,
+    LINKTYPE_RAW,
+)
 
 KNOWN_LINKTYPES: dict[int, str] = {
     LINKTYPE_ETHERNET: "Ethernet",

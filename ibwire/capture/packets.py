@@ -10,7 +10,8 @@ from collections.abc import Iterable, Iterator
 
 from ibwire.capture import Frame, open_capture, write_capture
 from ibwire.capture._stream import PathOrFile
-from ibwire.decoder import LINKTYPE_ERF, LINKTYPE_ETHERNET, LINKTYPE_INFINIBAND, Options, decode
+from ibwire.constants import LINKTYPE_ERF, LINKTYPE_ETHERNET, LINKTYPE_INFINIBAND
+from ibwire.decoder import Options, decode
 from ibwire.encode import encode_packet
 from ibwire.packet import Packet
 

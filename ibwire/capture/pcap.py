@@ -40,7 +40,7 @@ from ibwire.capture._resync import (
 from ibwire.capture._stream import PathOrFile, Source, Writer, open_source
 from ibwire.capture.erf import erf_frame_ts_ns
 from ibwire.capture.frame import CaptureError, Frame, Skipped
-from ibwire.capture.linktypes import LINKTYPE_ERF
+from ibwire.constants import LINKTYPE_ERF
 
 if TYPE_CHECKING:
     pass

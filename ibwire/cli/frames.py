@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ibwire.cli.carriers import protocol_stack
+from ibwire.constants import LINKTYPE_ERF
 from ibwire.fields import REGISTRY
 from ibwire.packet import Packet
 
-LINKTYPE_ERF = 197
 # Wireshark's WTAP_ENCAP numbers, for frame.encap_type.
 WTAP_ENCAP = {1: 1, 101: 7, 197: 98, 113: 25, 276: 210, 242: 179}
 

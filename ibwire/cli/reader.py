@@ -20,8 +20,8 @@ import ibwire
 from ibwire.capture import UnknownLinkTypeError, check_linktype, open_capture
 from ibwire.cli.frames import FrameInfo, frame_lengths
 from ibwire.cli.output import Progress, error
+from ibwire.constants import ROCEV2_PORT
 from ibwire.decoder import Options
-from ibwire.headers.carriers import ROCEV2_PORT
 
 OPTIONAL_DECODERS = ("ibwire.mad", "ibwire.ipoib", "ibwire.analysis.providers")
 _loaded = False

@@ -17,19 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ibwire.decoder.base import (  # noqa: F401 - the public decoder API lives here
-    DEFAULT,
-    ENCAPS,
-    ICRC_LEN,
+from ibwire.constants import (
     LINKTYPE_ERF,
     LINKTYPE_ETHERNET,
     LINKTYPE_INFINIBAND,
     LINKTYPE_LINUX_SLL,
     LINKTYPE_LINUX_SLL2,
     LINKTYPE_RAW,
+)
+from ibwire.decoder.base import (  # noqa: F401 - the public decoder API lives here
+    DEFAULT,
+    ENCAPS,
     PAYLOAD_DECODERS,
-    UDP_PROTO,
-    VCRC_LEN,
     Options,
     PayloadDecoder,
     keep_undecoded,

@@ -5,14 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ibwire.constants import ROCEV2_PORT
 from ibwire.fields import Layout
-from ibwire.headers.carriers import ROCEV2_PORT
 from ibwire.packet import Layer, Packet
-
-LINKTYPE_ETHERNET, LINKTYPE_RAW, LINKTYPE_ERF, LINKTYPE_INFINIBAND = 1, 101, 197, 247
-LINKTYPE_LINUX_SLL, LINKTYPE_LINUX_SLL2 = 113, 276
-ICRC_LEN, VCRC_LEN = 4, 2
-UDP_PROTO = 17
 
 # A payload decoder looks at a packet whose transport headers are decoded and may
 # claim data[start:end]: it appends its layers and returns True.

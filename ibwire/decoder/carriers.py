@@ -5,25 +5,28 @@ from __future__ import annotations
 
 from ibwire import crc
 from ibwire.capture.erf import parse_erf_record
-from ibwire.crc import CrcStatus
-from ibwire.decoder.base import ENCAPS, UDP_PROTO, keep_undecoded, options_of, take
-from ibwire.decoder.transport import decode_ib, decode_roce1, decode_roce2
-from ibwire.headers.carriers import (
-    ERF,
+from ibwire.constants import (
     ERF_TYPE_ETH,
     ERF_TYPE_IB,
     ERF_TYPE_IB_LINK,
-    ETHERNET,
     ETHERTYPE_IPV4,
     ETHERTYPE_IPV6,
     ETHERTYPE_MAC_CONTROL,
     ETHERTYPE_ROCE,
     ETHERTYPE_VLANS,
+    IP_PROTO_UDP,
+    MACC_OP_PAUSE,
+    MACC_OP_PFC,
+)
+from ibwire.crc import CrcStatus
+from ibwire.decoder.base import ENCAPS, keep_undecoded, options_of, take
+from ibwire.decoder.transport import decode_ib, decode_roce1, decode_roce2
+from ibwire.headers.carriers import (
+    ERF,
+    ETHERNET,
     IPV4,
     IPV6,
     MACC,
-    MACC_OP_PAUSE,
-    MACC_OP_PFC,
     MACC_PAUSE,
     MACC_PFC,
     PFC_PRIORITIES,
@@ -112,7 +115,7 @@ def decode_ip(pkt: Packet, off: int, end: int) -> None:
                      f"{end - off} bytes captured")
             total = end - off
         ip_end = off + total
-        if ip.proto == UDP_PROTO and ip.frag_offset == 0 and not ip.mf:
+        if ip.proto == IP_PROTO_UDP and ip.frag_offset == 0 and not ip.mf:
             decode_udp(pkt, off + hlen, ip_end)
         pkt.trailer = pkt.data[ip_end:end]
     elif version == 6:
@@ -124,7 +127,7 @@ def decode_ip(pkt: Packet, off: int, end: int) -> None:
             pkt.mark("ipv6", off + 4, f"IPv6 payload length {ip.plen} does not fit the "
                      f"{end - off - IPV6.size} bytes captured")
             ip_end = end
-        if ip.nxt == UDP_PROTO:
+        if ip.nxt == IP_PROTO_UDP:
             decode_udp(pkt, off + IPV6.size, ip_end)
         pkt.trailer = pkt.data[ip_end:end]
     else:

@@ -12,13 +12,13 @@ are the general decoder's own functions.
 
 from __future__ import annotations
 
-from ibwire.decoder.base import ICRC_LEN, UDP_PROTO
+from ibwire.constants import ETHERTYPE_IPV4, ETHERTYPE_IPV6, ICRC_LEN, IP_PROTO_UDP, NXTHDR_IBA
 from ibwire.decoder.transport import _icrc, _set_payload, _vcrc
 from ibwire.headers.bth import BTH
-from ibwire.headers.carriers import ETHERNET, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPV4, IPV6, UDP
+from ibwire.headers.carriers import ETHERNET, IPV4, IPV6, UDP
 from ibwire.headers.extended import ETH_LAYOUTS
 from ibwire.headers.opcodes import OPCODES
-from ibwire.headers.routing import GRH, LRH, NXTHDR_IBA
+from ibwire.headers.routing import GRH, LRH
 from ibwire.packet import LazyLayer, Packet
 
 
@@ -105,14 +105,14 @@ def fast_eth(pkt: Packet, roce_ports: frozenset[int]) -> bool:
         ip_layout, kind = IPV4, "ipv4"
         w = int.from_bytes(data[ip_off:ip_off + IPV4.size], "big")
         v = {n: (w >> shift) & mask for n, (shift, mask) in _V4.items()}
-        if v["version"] != 4 or v["ihl"] * 4 != IPV4.size or v["proto"] != UDP_PROTO \
+        if v["version"] != 4 or v["ihl"] * 4 != IPV4.size or v["proto"] != IP_PROTO_UDP \
                 or v["mf"] or v["frag_offset"] or v["len"] < IPV4.size:
             return False
         ip_end = ip_off + v["len"]
     elif etype == ETHERTYPE_IPV6 and end >= ip_off + IPV6.size:
         ip_layout, kind = IPV6, "ipv6"
         v = IPV6.values_at(data, ip_off)
-        if v["version"] != 6 or v["nxt"] != UDP_PROTO:
+        if v["version"] != 6 or v["nxt"] != IP_PROTO_UDP:
             return False
         ip_end = ip_off + IPV6.size + v["plen"]
     else:

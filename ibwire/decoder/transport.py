@@ -7,20 +7,15 @@ where GRH.PayLen says; RoCEv2 ends with the UDP datagram."""
 from __future__ import annotations
 
 from ibwire import crc
+from ibwire.constants import ICRC_LEN, NXTHDR_IBA, VCRC_LEN
 from ibwire.crc import CrcStatus
-from ibwire.decoder.base import (
-    ICRC_LEN,
-    PAYLOAD_DECODERS,
-    VCRC_LEN,
-    options_of,
-    take,
-)
+from ibwire.decoder.base import PAYLOAD_DECODERS, options_of, take
 from ibwire.headers.bth import BTH
 from ibwire.headers.carriers import IPV6
 from ibwire.headers.extended import ETH_LAYOUTS
 from ibwire.headers.link import LINK
 from ibwire.headers.opcodes import OPCODES
-from ibwire.headers.routing import GRH, LRH, NXTHDR_IBA, RWH
+from ibwire.headers.routing import GRH, LRH, RWH
 from ibwire.packet import Packet
 
 

@@ -20,8 +20,8 @@ import llvmlite.binding as llvm
 import numpy as np
 from numba import njit, types
 
+from ibwire.constants import ICRC_LEN, VCRC_LEN
 from ibwire.crc import CrcStatus
-from ibwire.decoder.base import ICRC_LEN, VCRC_LEN
 from ibwire.engines.place import (
     CRC_KIND,
     IB_OFF,

@@ -17,15 +17,24 @@ from __future__ import annotations
 
 from numba import njit
 
-from ibwire.capture.linktypes import (
+from ibwire.constants import (
+    ERF_TYPE_ETH,
+    ERF_TYPE_IB,
+    ERF_TYPE_IB_LINK,
+    ETHERTYPE_IPV4,
+    ETHERTYPE_IPV6,
+    ETHERTYPE_ROCE,
+    ICRC_LEN,
+    IP_PROTO_UDP,
     LINKTYPE_ERF,
     LINKTYPE_ETHERNET,
     LINKTYPE_INFINIBAND,
     LINKTYPE_LINUX_SLL,
     LINKTYPE_LINUX_SLL2,
     LINKTYPE_RAW,
+    NXTHDR_IBA,
+    VCRC_LEN,
 )
-from ibwire.decoder.base import ICRC_LEN, UDP_PROTO, VCRC_LEN
 from ibwire.engines import positions as P
 from ibwire.engines.tables import (
     CRC_NATIVE,
@@ -36,16 +45,7 @@ from ibwire.engines.tables import (
     LAYER,
     MALFORMED,
 )
-from ibwire.headers.carriers import (
-    ERF_TYPE_ETH,
-    ERF_TYPE_IB,
-    ERF_TYPE_IB_LINK,
-    ETHERTYPE_IPV4,
-    ETHERTYPE_IPV6,
-    ETHERTYPE_ROCE,
-)
 from ibwire.headers.opcodes import UD_SEND_ONLY, UD_SEND_ONLY_IMM
-from ibwire.headers.routing import NXTHDR_IBA
 
 # Rows of `info` (int32 per frame).
 PAY_OFF, PAY_LEN, IB_OFF, CRC_KIND, ICRC_AT, VCRC_AT, LP_AT, MAL, FB = range(9)
@@ -195,7 +195,8 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                     if total < hlen or off + total > end:
                         mal, fb = _first(mal, M_IP), 1
                         total = end - off
-                    if (buf[b + off + P.IP_PROTO] == UDP_PROTO and _u(buf, b + off, P.IP_FRAG) == 0
+                    if (buf[b + off + P.IP_PROTO] == IP_PROTO_UDP
+                            and _u(buf, b + off, P.IP_FRAG) == 0
                             and _u(buf, b + off, P.IP_MF) == 0):
                         end = off + total
                         off += hlen
@@ -210,7 +211,7 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                     if ip_end > end:
                         mal, fb = _first(mal, M_IPV6), 1
                         ip_end = end
-                    if buf[b + off + P.IP6_NXT] == UDP_PROTO:
+                    if buf[b + off + P.IP6_NXT] == IP_PROTO_UDP:
                         end = ip_end
                         off += P.SZ_IP6
                         ip_kind = CRC_ROCE2_V6

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ibwire.capture.erf import _ETH_TYPES
+from ibwire.constants import ETHERTYPE_VLANS, MAD_QPS
 from ibwire.headers import BTH, DETH, ERF, ETHERNET, GRH, IPV4, IPV6, LINK, LRH, UDP, VLAN
-from ibwire.headers.carriers import ETHERTYPE_VLANS, SLL, SLL2
-from ibwire.mad.dispatch import MAD_QPS
+from ibwire.headers.carriers import SLL, SLL2
 from ibwire.mad.header import MAD_HEADER
 
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from ibwire.capture.erf import ERF_HEADER_LEN, ERF_SNIFF_TYPES, ERF_TYPE_PAD
-from ibwire.capture.linktypes import LINKTYPE_ERF
+from ibwire.capture.erf import ERF_HEADER_LEN, ERF_SNIFF_TYPES
 from ibwire.capture.pcap import RECORD_HEADER_LEN
 from ibwire.capture.pcapng import EPB, IDB, MAX_BLOCK_LEN, PB, SHB, SPB
+from ibwire.constants import ERF_TYPE_PAD, LINKTYPE_ERF
 from ibwire.headers.carriers import ERF
 
 NEED, DAMAGE, FULL, BLOCK = 0, 1, 2, 3

@@ -25,7 +25,8 @@ import numpy as np
 from numba import njit
 
 from ibwire import crc
-from ibwire.capture import LINKTYPE_ERF, LINKTYPE_ETHERNET, PcapWriter
+from ibwire.capture import PcapWriter
+from ibwire.constants import LINKTYPE_ERF, LINKTYPE_ETHERNET
 from ibwire.gen.fabric import Fabric, bth_offset, make_hosts, udp_source_port
 from ibwire.gen.rcwire import RcInfo, payload, rc_headers
 from ibwire.gen.tap import BASE_NS

@@ -26,12 +26,11 @@ from scapy.packet import Raw
 
 from ibwire import mad
 from ibwire.capture.erf import ERF_HEADER_LEN, erf_record
-from ibwire.capture.linktypes import LINKTYPE_ERF
 from ibwire.capture.pcap import PcapWriter
+from ibwire.constants import ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, LINKTYPE_ERF
 from ibwire.encode import encode
 from ibwire.gen.mads import SERVICE_ID
 from ibwire.headers.bth import BTH
-from ibwire.headers.carriers import ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6
 from ibwire.headers.extended import AETH, DETH
 from ibwire.headers.opcodes import (
     RC_ACK,

@@ -16,16 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ibwire.constants import ETHERTYPE_MAC_CONTROL, MACC_OP_PFC
 from ibwire.gen.fabric import ROCE_DSCP
-from ibwire.headers.carriers import (
-    ETHERNET,
-    ETHERTYPE_MAC_CONTROL,
-    MACC,
-    MACC_OP_PFC,
-    MACC_PFC,
-    PFC_PRIORITIES,
-    pause_ns,
-)
+from ibwire.headers.carriers import ETHERNET, MACC, MACC_PFC, PFC_PRIORITIES, pause_ns
 
 PFC_DST_MAC = "01:80:c2:00:00:01"    # IEEE 802.3 MAC Control multicast
 MIN_FRAME = 60                       # without FCS

@@ -12,14 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ibwire.capture import (
-    LINKTYPE_ERF,
-    LINKTYPE_ETHERNET,
-    Frame,
-    erf_record,
-    write_capture,
-)
-from ibwire.capture.erf import ERF_TYPE_INFINIBAND, ERF_TYPE_INFINIBAND_LINK
+from ibwire.capture import Frame, erf_record, write_capture
+from ibwire.constants import ERF_TYPE_IB, ERF_TYPE_IB_LINK, LINKTYPE_ERF, LINKTYPE_ETHERNET
 from ibwire.headers.opcodes import OPCODES
 
 if TYPE_CHECKING:
@@ -58,10 +52,10 @@ class Tap:
         ts = self.base_ns + now
         if self.native:
             if pkt.kind == "link":
-                data = erf_record(pkt.data + self.link_pad, ts, ERF_TYPE_INFINIBAND_LINK,
+                data = erf_record(pkt.data + self.link_pad, ts, ERF_TYPE_IB_LINK,
                                   cap=pkt.src)
             else:
-                data = erf_record(pkt.data, ts, ERF_TYPE_INFINIBAND, cap=pkt.src)
+                data = erf_record(pkt.data, ts, ERF_TYPE_IB, cap=pkt.src)
         else:
             data = pkt.data
         frame = Frame(index=len(self.frames), ts_ns=ts, linktype=self.linktype, data=data,

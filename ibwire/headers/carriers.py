@@ -3,6 +3,12 @@ the ERF record header (ibdump, DAG). Field names are Wireshark's."""
 
 from __future__ import annotations
 
+from ibwire.constants import (
+    ERF_TYPE_NAMES,
+    MACC_OP_PAUSE,
+    MACC_OP_PFC,
+    ROCEV2_PORT,
+)
 from ibwire.fields import (
     BOOL,
     DEC,
@@ -23,11 +29,6 @@ from ibwire.fields import (
     IPV4 as T_IPV4,
 )
 
-ETHERTYPE_ROCE = 0x8915
-ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ARP = 0x0800, 0x86DD, 0x0806
-ETHERTYPE_VLANS = (0x8100, 0x88A8, 0x9100)
-ETHERTYPE_MAC_CONTROL = 0x8808
-MACC_OP_PAUSE, MACC_OP_PFC = 0x0001, 0x0101
 MACC_OPCODES = {MACC_OP_PAUSE: "Pause", MACC_OP_PFC: "Class Based Flow Control [CBFC] Pause"}
 PFC_PRIORITIES = 8
 PAUSE_QUANTUM_BITS = 512
@@ -36,7 +37,6 @@ PAUSE_QUANTUM_BITS = 512
 def pause_ns(quanta: int, gbps: float) -> int:
     """A pause of `quanta` (units of 512 bit times) at `gbps`, in whole nanoseconds."""
     return int(quanta * PAUSE_QUANTUM_BITS / gbps)
-ROCEV2_PORT = 4791
 
 
 def _addr(name: str, nbytes: int, kind: str, ftype: str, label: str) -> Field:
@@ -128,15 +128,13 @@ MACC_PFC = Layout("macc_cbfc", "macc", "MAC Control Class Based Flow Control", [
       for i in range(PFC_PRIORITIES)),
 ], protocol="macc")
 
-ERF_TYPES = {2: "ETH", 21: "INFINIBAND", 25: "INFINIBAND_LINK", 27: "META"}
-ERF_TYPE_IB, ERF_TYPE_IB_LINK, ERF_TYPE_ETH = 21, 25, 2
 
 # The timestamp is little-endian (the one such field in a capture); it is kept as
 # raw bytes and `erf.ts` is derived from it.
 ERF = Layout("erf", "erf", "Extensible Record Format", [
     raw("ts_raw", 8, "Timestamp (raw)", wsname=None),
     flag("ext_header", "Extension header present", ftype=UINT8, wsname="erf.types.ext_header"),
-    uint("type", 7, "Type", ftype=UINT8, values=ERF_TYPES, wsname="erf.types.type"),
+    uint("type", 7, "Type", ftype=UINT8, values=ERF_TYPE_NAMES, wsname="erf.types.type"),
     uint("res", 2, "Reserved", ftype=UINT8, base=HEX, wsname="erf.flags.res"),
     uint("dse", 1, "DS error", ftype=UINT8, wsname="erf.flags.dse"),
     uint("rxe", 1, "RX error", ftype=UINT8, wsname="erf.flags.rxe"),

@@ -98,7 +98,8 @@ def _entry(code: int) -> Opcode:
     return Opcode(code, transport, name, hdrs, payload, True)
 
 
-OPCODES: tuple[Opcode, ...] = tuple(_entry(c) for c in range(256))
+# A list: the protocol graph may put a new extended header in an opcode's chain.
+OPCODES: list[Opcode] = [_entry(c) for c in range(256)]
 
 # Named constants for the opcodes users build most often.
 RC_SEND_FIRST, RC_SEND_MIDDLE, RC_SEND_LAST, RC_SEND_ONLY = 0x00, 0x01, 0x02, 0x04

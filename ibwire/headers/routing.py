@@ -1,9 +1,9 @@
 """Local and Global Route Headers (IBA Vol. 1 §7.7, §8.3) and the raw header."""
 
+from ibwire.constants import NXTHDR_IBA
 from ibwire.fields import DEC, HEX, UINT8, UINT16, UINT32, Layout, gid, rsv, uint
 
 LNH_NAMES = {0: "Raw", 1: "IP Non-IBA", 2: "IBA Local", 3: "IBA Global"}
-NXTHDR_IBA = 0x1B
 
 LRH = Layout("lrh", "infiniband.lrh", "Local Route Header", [
     uint("vl", 4, "Virtual Lane", ftype=UINT8, base=HEX),

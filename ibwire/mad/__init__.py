@@ -15,6 +15,7 @@ Modules: `header` (common header, RMPP, class headers), `smp`, `sa`, `perf`, `cm
 `classes` (dispatch tables), `dispatch` (the hooks), `build` (builders).
 """
 
+from ibwire.constants import MAD_SIZE
 from ibwire.mad import dispatch
 from ibwire.mad.build import (
     build_mad,
@@ -29,7 +30,7 @@ from ibwire.mad.build import (
 )
 from ibwire.mad.classes import attribute_parts, supported
 from ibwire.mad.dispatch import carries_mad, decode_mad, encode_mad, mad_layers
-from ibwire.mad.header import MAD_HEADER, MAD_SIZE
+from ibwire.mad.header import MAD_HEADER
 from ibwire.mad.names import attribute_id, attribute_name, class_name, status_text
 
 dispatch.install()

@@ -23,11 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ibwire.constants import MAD_SIZE
 from ibwire.encode import encode
 from ibwire.headers import BTH, DETH, LRH
 from ibwire.mad.classes import CLASS_VERSIONS
 from ibwire.mad.dispatch import decode_mad, encode_layers
-from ibwire.mad.header import MAD_HEADER, MAD_SIZE
+from ibwire.mad.header import MAD_HEADER
 from ibwire.mad.names import METHOD_NAMES, attribute_id
 from ibwire.mad.sa import (
     RECORDS,

@@ -10,10 +10,11 @@ LogType byte chooses. Wireshark 4.0 has no CC fields: every name here is ibwire'
 
 from __future__ import annotations
 
+from ibwire.constants import MAD_SIZE
 from ibwire.mad._ctx import Ctx, Part
 from ibwire.mad._layout import L, d, raw, rz, u
 from ibwire.mad.general import CLASS_PORT_INFO, notice_gsi
-from ibwire.mad.header import CC_HEADER, CC_RESERVED, MAD_SIZE
+from ibwire.mad.header import CC_HEADER, CC_RESERVED
 
 CONGESTION_INFO = L("cc_congestioninfo", "CongestionInfo", "infiniband.congestioninfo", [
     u("congestion_info", 16), u("control_table_cap", 8), rz(8)])

@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ibwire.constants import MAD_SIZE
 from ibwire.fields import BYTES, UINT32
 from ibwire.mad._ctx import Ctx, Part
 from ibwire.mad._layout import L, d, der, gid, ipv4_tail, ov, raw, rb, rz, u
 from ibwire.mad.general import CLASS_PORT_INFO
-from ibwire.mad.header import MAD_SIZE
 from ibwire.mad.names import (
     CM_APR_STATUS,
     CM_MSG_KINDS,

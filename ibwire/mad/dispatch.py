@@ -15,17 +15,16 @@ packet extras: byte ranges, not decoded fields.
 
 from __future__ import annotations
 
+from ibwire.constants import MAD_SIZE
 from ibwire.decoder import ENCAPS, PAYLOAD_DECODERS, decode
 from ibwire.encode import PAYLOAD_ENCODERS
 from ibwire.fields import BYTES, REGISTRY
+from ibwire.graph import GRAPH
 from ibwire.mad._ctx import Ctx
 from ibwire.mad._layout import is_mad_layout
 from ibwire.mad.classes import body_decoder
-from ibwire.mad.header import MAD_HEADER, MAD_SIZE
+from ibwire.mad.header import MAD_HEADER
 from ibwire.packet import Layer, Packet
-
-UD_SEND_ONLY, UD_SEND_ONLY_IMM = 0x64, 0x65
-MAD_QPS = (0, 1)
 
 REGISTRY.add("infiniband.mad.rawdata", BYTES, "Attribute or class data (ibwire)")
 for _name, _label in (("infiniband.smplid", "Subnet Management Packet (LID Routed)"),
@@ -42,14 +41,12 @@ REGISTRY.add("infiniband.mad", BYTES, "MAD (Management Datagram) Common Header")
 
 
 def carries_mad(pkt: Packet) -> bool:
-    """UD SEND Only (with or without immediate) to or from QP0/QP1."""
+    """The protocol graph's MAD rule (UD SEND Only to or from QP0/QP1) on a packet."""
     op = pkt.opcode
-    if op is None or op.code not in (UD_SEND_ONLY, UD_SEND_ONLY_IMM):
-        return False
     bth, deth = pkt.layer("bth"), pkt.layer("deth")
-    if bth is None or deth is None:
+    if op is None or bth is None or deth is None:
         return False
-    return bth.destqp in MAD_QPS or deth.srcqp in MAD_QPS
+    return GRAPH.carries_mad(op.code, bth.destqp, deth.srcqp)
 
 
 def decode_into(pkt: Packet, start: int, end: int) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ibwire.constants import MAD_SIZE
 from ibwire.fields import BOOL, STRING, UINT64
 from ibwire.mad._ctx import Ctx
 from ibwire.mad._layout import L, der, gid, ov, raw, rb, u
@@ -27,7 +28,6 @@ from ibwire.mad.names import (
     status_text,
 )
 
-MAD_SIZE = 256
 DR = 0x81
 
 

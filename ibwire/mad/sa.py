@@ -25,11 +25,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ibwire.constants import MAD_SIZE
 from ibwire.fields import UINT16, UINT24
 from ibwire.mad._ctx import Ctx, Part
 from ibwire.mad._layout import L, gid, raw, rb, rz, text, u
 from ibwire.mad.general import CLASS_PORT_INFO, INFORM_INFO, INFORM_INFO_FIELDS, notice_gsi
-from ibwire.mad.header import MAD_SIZE, SA_HEADER, take_rmpp
+from ibwire.mad.header import SA_HEADER, take_rmpp
 from ibwire.mad.names import MTUS, RATES, SELECTORS
 from ibwire.mad.smp import (
     GUID_ENTRY,

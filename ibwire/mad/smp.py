@@ -14,18 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ibwire.constants import MAD_SIZE
 from ibwire.fields import UINT16, UINT32
 from ibwire.mad._ctx import Ctx, Part
 from ibwire.mad._layout import L, der, named, ov, raw, rz, text, u
 from ibwire.mad.general import CLASS_PORT_INFO_SMP, INFORM_INFO, notice_smp
-from ibwire.mad.header import (
-    MAD_SIZE,
-    SMP_DR,
-    SMP_DR_PATHS,
-    SMP_LID,
-    SMP_LID_TAIL,
-    add_containers,
-)
+from ibwire.mad.header import SMP_DR, SMP_DR_PATHS, SMP_LID, SMP_LID_TAIL, add_containers
 from ibwire.mad.names import MTUS, NODE_TYPES, PHYS_STATES, PORT_STATES, SM_STATES, VL_CAPS
 
 NODE_DESCRIPTION = L("nodedescription", "NodeDescription", "infiniband.nodedescription", [

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ibwire.cli.frames import LINKTYPE_ERF, FrameInfo, frame_lengths
+from ibwire.cli.frames import FrameInfo, frame_lengths
+from ibwire.constants import LINKTYPE_ERF
 from ibwire.decoder import Options
 from ibwire.engines import fallback
 from ibwire.engines.columns import OFFSET_PREFIX, Chunk

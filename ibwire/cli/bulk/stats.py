@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from ibwire.cli.bulk.rows import B16_KEYS, Rows, groups
-from ibwire.cli.frames import LINKTYPE_ERF
 from ibwire.cli.stats import Stat
 from ibwire.cli.stats.conv import (
     PSN_SAMPLE,
@@ -31,6 +30,7 @@ from ibwire.cli.stats.histograms import MadHistogram, OpcodeHistogram
 from ibwire.cli.stats.io_stat import IoStat
 from ibwire.cli.stats.phs import Hierarchy
 from ibwire.cli.stats.summary import CRC_NAMES, Summary
+from ibwire.constants import LINKTYPE_ERF
 from ibwire.crc import CrcStatus
 from ibwire.headers.opcodes import OPCODES
 

@@ -1,0 +1,68 @@
+"""Protocol numbers, written once: link types, ERF types, EtherTypes, IP protocols,
+UDP ports, InfiniBand next-header codes, well-known QPs and trailer sizes.
+
+Which value leads to which header is the protocol graph's business
+(`ibwire.graph`); this module only names the numbers. Everything else imports
+them from here.
+"""
+
+from __future__ import annotations
+
+# pcap / pcapng link types (tcpdump.org LINKTYPE_* registry).
+LINKTYPE_ETHERNET = 1
+LINKTYPE_RAW = 101
+LINKTYPE_LINUX_SLL = 113
+LINKTYPE_ERF = 197
+LINKTYPE_IPOIB = 242
+LINKTYPE_INFINIBAND = 247
+LINKTYPE_LINUX_SLL2 = 276
+LINKTYPE_NAMES: dict[int, str] = {
+    LINKTYPE_ETHERNET: "Ethernet", LINKTYPE_ERF: "ERF", LINKTYPE_INFINIBAND: "InfiniBand",
+    LINKTYPE_IPOIB: "IPoIB", LINKTYPE_RAW: "Raw IP", LINKTYPE_LINUX_SLL: "Linux cooked",
+    LINKTYPE_LINUX_SLL2: "Linux cooked v2",
+}
+
+# ERF record types (Endace ERF spec; ibdump writes 21 and 25).
+ERF_TYPE_ETH = 2
+ERF_TYPE_IB = 21
+ERF_TYPE_IB_LINK = 25
+ERF_TYPE_META = 27
+ERF_TYPE_PAD = 48
+ERF_TYPE_NAMES: dict[int, str] = {ERF_TYPE_ETH: "ETH", ERF_TYPE_IB: "INFINIBAND",
+                                  ERF_TYPE_IB_LINK: "INFINIBAND_LINK", ERF_TYPE_META: "META"}
+ERF_ETH_PAD = 2          # offset/pad bytes between an ERF Ethernet header and the frame
+
+# EtherTypes.
+ETHERTYPE_IPV4 = 0x0800
+ETHERTYPE_ARP = 0x0806
+ETHERTYPE_RARP = 0x8035
+ETHERTYPE_IPV6 = 0x86DD
+ETHERTYPE_MAC_CONTROL = 0x8808
+ETHERTYPE_ROCE = 0x8915                      # RoCEv1 (IBA Annex A16)
+ETHERTYPE_VLANS = (0x8100, 0x88A8, 0x9100)   # 802.1Q, 802.1ad, legacy QinQ
+
+# IP protocol numbers (IPv4 Protocol, IPv6 Next Header).
+IP_PROTO_ICMP = 1
+IP_PROTO_TCP = 6
+IP_PROTO_UDP = 17
+IP_PROTO_ICMPV6 = 58
+
+# UDP ports.
+ROCEV2_PORT = 4791                           # IANA, RoCEv2 (IBA Annex A17)
+
+# InfiniBand next-header codes.
+LNH_RAW, LNH_IP_NON_IBA, LNH_IBA_LOCAL, LNH_IBA_GLOBAL = 0, 1, 2, 3
+NXTHDR_IBA = 0x1B                            # GRH NxtHdr: IBA transport follows
+
+# Well-known QPs (IBA Vol. 1 §3.5.2): subnet management and general services.
+QP_SMI, QP_GSI = 0, 1
+MAD_QPS = (QP_SMI, QP_GSI)
+
+# MAC Control opcodes (802.3 Annex 31B PAUSE, 802.1Qbb PFC).
+MACC_OP_PAUSE, MACC_OP_PFC = 0x0001, 0x0101
+
+# Trailers and units.
+ICRC_LEN = 4
+VCRC_LEN = 2
+PKTLEN_UNIT = 4                              # LRH PktLen counts 4-byte words
+MAD_SIZE = 256
