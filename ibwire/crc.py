@@ -78,15 +78,18 @@ def _set_ones(buf: bytearray, layout_offset: int, layout, name: str) -> None:
     buf[start:start + nbytes] = word.to_bytes(nbytes, "big")
 
 
+def _mask(buf: bytearray, off: int, layout) -> None:
+    """Set the layout's ICRC-variant fields (`Layout.icrc_variant`) to ones."""
+    for name in layout.icrc_variant:
+        _set_ones(buf, off, layout, name)
+
+
 def _mask_bth(buf: bytearray, bth_off: int) -> None:
-    # The whole of byte 4 (Resv8a: FECN, BECN and reserved bits) is variant.
-    for name in ("fecn", "becn", "resv6"):
-        _set_ones(buf, bth_off, BTH, name)
+    _mask(buf, bth_off, BTH)
 
 
 def _mask_grh(buf: bytearray, grh_off: int) -> None:
-    for name in ("tclass", "flowlabel", "hoplmt"):
-        _set_ones(buf, grh_off, GRH, name)
+    _mask(buf, grh_off, GRH)
 
 
 def icrc_input_native(data: bytes, end: int, has_grh: bool) -> bytes:
@@ -97,7 +100,7 @@ def icrc_input_native(data: bytes, end: int, has_grh: bool) -> bytes:
         _mask_grh(buf, LRH.size)
         _mask_bth(buf, LRH.size + GRH.size)
     else:
-        _set_ones(buf, 0, LRH, "vl")
+        _mask(buf, 0, LRH)
         _mask_bth(buf, LRH.size)
     return bytes(buf)
 
@@ -113,14 +116,9 @@ def icrc_input_roce2(ip_header: bytes, udp_to_pad: bytes) -> bytes:
     """`ip_header` is the whole IPv4 (with any options) or IPv6 header."""
     buf = bytearray(LRH_STANDIN + ip_header + udp_to_pad)
     ip_off = LRH.size
-    if ip_header[0] >> 4 == 4:
-        for name in ("dscp", "ecn", "ttl", "checksum"):
-            _set_ones(buf, ip_off, IPV4, name)
-    else:
-        for name in ("tclass", "flow", "hlim"):
-            _set_ones(buf, ip_off, IPV6, name)
+    _mask(buf, ip_off, IPV4 if ip_header[0] >> 4 == 4 else IPV6)
     udp_off = ip_off + len(ip_header)
-    _set_ones(buf, udp_off, UDP, "checksum")
+    _mask(buf, udp_off, UDP)
     _mask_bth(buf, udp_off + UDP.size)
     return bytes(buf)
 
@@ -139,15 +137,14 @@ def lpcrc_wire(first4: bytes) -> bytes:
 
 
 # -- the per-packet fast path: mask the headers as one integer, CRC the rest in place.
-def _ones(layout, names: tuple[str, ...]) -> bytes:
+def _ones(layout) -> bytes:
     buf = bytearray(layout.size)
-    for name in names:
-        _set_ones(buf, 0, layout, name)
+    _mask(buf, 0, layout)
     return bytes(buf)
 
 
-_BTH_VARIANT = _ones(BTH, ("fecn", "becn", "resv6"))
-_GRH_VARIANT = _ones(GRH, ("tclass", "flowlabel", "hoplmt"))
+_BTH_VARIANT = _ones(BTH)
+_GRH_VARIANT = _ones(GRH)
 _HEAD_MASKS: dict[tuple[str, int], tuple[int, int]] = {}
 _STANDIN_CRC = zlib.crc32(LRH_STANDIN)
 
@@ -158,15 +155,14 @@ def _head_mask(kind: str, ip_len: int = 0) -> tuple[int, int]:
     got = _HEAD_MASKS.get(key)
     if got is None:
         if kind == "native":
-            head = _ones(LRH, ("vl",)) + _BTH_VARIANT
+            head = _ones(LRH) + _BTH_VARIANT
         elif kind == "native_grh":
             head = LRH_STANDIN + _GRH_VARIANT + _BTH_VARIANT
         elif kind == "roce1":
             head = _GRH_VARIANT + _BTH_VARIANT
         else:
-            ip = (_ones(IPV4, ("dscp", "ecn", "ttl", "checksum")) if kind == "ipv4"
-                  else _ones(IPV6, ("tclass", "flow", "hlim")))
-            head = ip.ljust(ip_len, b"\0") + _ones(UDP, ("checksum",)) + _BTH_VARIANT
+            ip = _ones(IPV4 if kind == "ipv4" else IPV6)
+            head = ip.ljust(ip_len, b"\0") + _ones(UDP) + _BTH_VARIANT
         got = _HEAD_MASKS[key] = (int.from_bytes(head, "big"), len(head))
     return got
 

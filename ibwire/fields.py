@@ -126,12 +126,15 @@ class Layout:
 
     def __init__(self, name: str, prefix: str | None, label: str, fields: Iterable[Field],
                  *, defaults: Mapping[str, Any] | None = None, register: bool = True,
-                 protocol: str | None = None) -> None:
+                 protocol: str | None = None, icrc_variant: tuple[str, ...] = ()) -> None:
         self.name = name
         self.prefix = prefix
         self.label = label
         self.protocol = protocol or (prefix.split(".")[0] if prefix else name)
         self.defaults = dict(defaults or {})
+        # Fields the ICRC treats as variant (set to ones in its input): routers and
+        # switches may change them in flight (IBA §7.8.1; RoCE annexes A16/A17).
+        self.icrc_variant = icrc_variant
         laid: list[Field] = []
         pos = 0
         for f in fields:

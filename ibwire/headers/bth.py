@@ -18,4 +18,4 @@ BTH = Layout("bth", "infiniband.bth", "Base Transport Header", [
     flag("a", "Acknowledge Request"),
     rsv("reserved7", 7, wsname="infiniband.bth.reserved7", ftype=UINT8),
     uint("psn", 24, "Packet Sequence Number", ftype=UINT24),
-], defaults={"p_key": 0xFFFF})
+], icrc_variant=("fecn", "becn", "resv6"), defaults={"p_key": 0xFFFF})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ibwire.constants import (
     ERF_TYPE_NAMES,
+    IP_PROTO_UDP,
     MACC_OP_PAUSE,
     MACC_OP_PFC,
     ROCEV2_PORT,
@@ -74,7 +75,8 @@ IPV4 = Layout("ip", "ip", "Internet Protocol Version 4", [
     _addr("src", 4, "ipv4", T_IPV4, "Source Address"),
     _addr("dst", 4, "ipv4", T_IPV4, "Destination Address"),
     derived("hdr_len", lambda v: v["ihl"] * 4, "Header Length", ftype=UINT8),
-], defaults={"version": 4, "ihl": 5, "ttl": 64, "proto": 17, "df": 1})
+], icrc_variant=("dscp", "ecn", "ttl", "checksum"),
+   defaults={"version": 4, "ihl": 5, "ttl": 64, "proto": IP_PROTO_UDP, "df": 1})
 
 IPV6 = Layout("ipv6", "ipv6", "Internet Protocol Version 6", [
     uint("version", 4, "Version", ftype=UINT8),
@@ -85,14 +87,15 @@ IPV6 = Layout("ipv6", "ipv6", "Internet Protocol Version 6", [
     uint("hlim", 8, "Hop Limit"),
     _addr("src", 16, "ipv6", "ipv6", "Source Address"),
     _addr("dst", 16, "ipv6", "ipv6", "Destination Address"),
-], defaults={"version": 6, "nxt": 17, "hlim": 64})
+], icrc_variant=("tclass", "flow", "hlim"),
+   defaults={"version": 6, "nxt": IP_PROTO_UDP, "hlim": 64})
 
 UDP = Layout("udp", "udp", "User Datagram Protocol", [
     uint("srcport", 16, "Source Port"),
     uint("dstport", 16, "Destination Port"),
     uint("length", 16, "Length"),
     uint("checksum", 16, "Checksum", base=HEX),
-], defaults={"dstport": ROCEV2_PORT, "srcport": 0xC000})
+], icrc_variant=("checksum",), defaults={"dstport": ROCEV2_PORT, "srcport": 0xC000})
 
 # Linux "cooked" captures (tcpdump -i any): LINKTYPE_LINUX_SLL 113 and SLL2 276.
 SLL = Layout("sll", "sll", "Linux cooked capture v1", [

@@ -1,6 +1,6 @@
 """Local and Global Route Headers (IBA Vol. 1 §7.7, §8.3) and the raw header."""
 
-from ibwire.constants import NXTHDR_IBA
+from ibwire.constants import LNH_IBA_LOCAL, NXTHDR_IBA
 from ibwire.fields import DEC, HEX, UINT8, UINT16, UINT32, Layout, gid, rsv, uint
 
 LNH_NAMES = {0: "Raw", 1: "IP Non-IBA", 2: "IBA Local", 3: "IBA Global"}
@@ -15,7 +15,7 @@ LRH = Layout("lrh", "infiniband.lrh", "Local Route Header", [
     rsv("reserved5", 5, wsname="infiniband.lrh.reserved5", ftype=UINT16),
     uint("pktlen", 11, "Packet Length", ftype=UINT16),
     uint("slid", 16, "Source Local ID"),
-], defaults={"lnh": 2})
+], icrc_variant=("vl",), defaults={"lnh": LNH_IBA_LOCAL})
 
 GRH = Layout("grh", "infiniband.grh", "Global Route Header", [
     uint("ipver", 4, "IP Version", ftype=UINT8),
@@ -26,7 +26,8 @@ GRH = Layout("grh", "infiniband.grh", "Global Route Header", [
     uint("hoplmt", 8, "Hop Limit"),
     gid("sgid", "Source GID"),
     gid("dgid", "Destination GID"),
-], defaults={"ipver": 6, "nxthdr": NXTHDR_IBA})
+], icrc_variant=("tclass", "flowlabel", "hoplmt"),
+   defaults={"ipver": 6, "nxthdr": NXTHDR_IBA})
 
 # LNH 0: two reserved bytes and an EtherType before the raw payload.
 RWH = Layout("rwh", "infiniband.rwh", "Raw Header", [
