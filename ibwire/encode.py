@@ -20,6 +20,7 @@ from ibwire.fields import Header, Layout
 from ibwire.headers.carriers import ERF, IPV4, IPV6, UDP, VLAN
 from ibwire.headers.link import LINK
 from ibwire.headers.routing import GRH, LRH
+from ibwire.inet import internet_checksum, udp_checksum
 from ibwire.packet import Layer, Packet
 
 # A payload encoder rebuilds the payload of a decoded packet from its payload
@@ -159,7 +160,7 @@ def _fill_lengths(seq: list[_Part], names: list[str], transport: int) -> None:
         elif name == "ip":
             v["len"] = v.get("ihl", 5) * 4 + size_after
             v["checksum"] = 0
-            v["checksum"] = _ip_checksum(IPV4.pack(v) + p.gap)
+            v["checksum"] = internet_checksum(IPV4.pack(v) + p.gap)
         elif name == "ipv6":
             v["plen"] = size_after
         elif name in ("eth", "vlan") and nxt in _NEXT_ETHERTYPE:
@@ -196,30 +197,16 @@ def _offsets(seq: list[_Part]) -> list[int]:
     return out
 
 
-def _ip_checksum(header: bytes) -> int:
-    total = 0
-    for i in range(0, len(header) - 1, 2):
-        total += (header[i] << 8) | header[i + 1]
-    if len(header) % 2:
-        total += header[-1] << 8
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
-
-
 def _fill_udp_checksum(seq: list[_Part], names: list[str], out: bytes) -> bytes:
     offs = _offsets(seq)
     udp_i = names.index("udp")
     udp_off = offs[udp_i]
-    ip_name = "ip" if "ip" in names else "ipv6"
-    ip_v = seq[names.index(ip_name)].values
+    ip_i = names.index("ip" if "ip" in names else "ipv6")
     length = seq[udp_i].values["length"]
     segment = bytearray(out[udp_off:udp_off + length])
-    segment[6:8] = b"\0\0"
-    src = IPV4.pack(ip_v)[12:20] if ip_name == "ip" else IPV6.pack(ip_v)[8:40]
-    pseudo = src + (b"\0\x11" + length.to_bytes(2, "big") if ip_name == "ip"
-                    else length.to_bytes(4, "big") + b"\0\0\0\x11")
-    csum = _ip_checksum(pseudo + bytes(segment)) or 0xFFFF
+    at = UDP.by_name["checksum"].offset
+    segment[at:at + 2] = b"\0\0"
+    ip_header = seq[ip_i].layout.pack(seq[ip_i].values)
+    csum = udp_checksum(ip_header, bytes(segment))
     seq[udp_i].values["checksum"] = csum
-    return out[:udp_off + 6] + csum.to_bytes(2, "big") + out[udp_off + 8:]
-
+    return out[:udp_off + at] + csum.to_bytes(2, "big") + out[udp_off + at + 2:]

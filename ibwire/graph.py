@@ -200,16 +200,19 @@ class ProtocolGraph:
         self.edges[lower].table[value] = upper
         self._changed("edge", (lower, value, upper))
 
-    def add_extended_header(self, opcode: int, layout: Layout,
-                            after: str | None = None) -> Opcode:
+    def add_extended_header(self, opcode: int, layout: Layout, after: str | None = None,
+                            name: str | None = None) -> Opcode:
         """Put `layout` in the extended-header chain of `opcode`, after the header
-        named `after` (default: last). Returns the new opcode entry."""
+        named `after` (default: last). `name` defines a reserved or vendor opcode
+        (which then carries a payload). Returns the new opcode entry."""
         ETH_LAYOUTS.setdefault(layout.name, layout)
         op = OPCODES[opcode]
         hdrs = list(op.headers)
         at = len(hdrs) if after is None else hdrs.index(after) + 1
         hdrs.insert(at, layout.name)
         new = replace(op, headers=tuple(hdrs))
+        if name is not None:
+            new = replace(new, name=name, valid=True, payload=True)
         OPCODES[opcode] = new
         self._changed("chain", (opcode, layout.name))
         return new
