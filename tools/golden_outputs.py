@@ -59,7 +59,8 @@ def _run(argv: list[str]) -> str:
     from ibwire.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.chdir(REPO), contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):
         rc = main(argv)
     return f"rc={rc}\n--stdout--\n{out.getvalue()}--stderr--\n{err.getvalue()}"
 
@@ -85,7 +86,8 @@ def _scapy(path: Path) -> str:
 def outputs() -> Iterator[tuple[str, Callable[[], str]]]:
     for cap in sorted(PCAPS.glob("*.pcap")):
         for view, argv in CLI_VIEWS:
-            args = [str(cap) if a == "{}" else a for a in argv]
+            rel = str(cap.relative_to(REPO))      # outputs name it; checkouts differ
+            args = [rel if a == "{}" else a for a in argv]
             yield f"{cap.name}:{view}", lambda args=args: _run(args)
         yield f"{cap.name}:encode", lambda cap=cap: _encoded(cap)
         yield f"{cap.name}:scapy", lambda cap=cap: _scapy(cap)
