@@ -26,13 +26,14 @@ from ibwire.headers.carriers import ERF as ERF_LAYOUT
 # An extension header: 8 bytes, bit 7 of the first says another follows (ERF spec §4).
 _EXT_LEN = 8
 _EXT_MORE = 0x80
+_TS_LEN = ERF_LAYOUT.by_name["ts_raw"].bits // 8
 
 
 class ErfTimestampField(XStrFixedLenField):
-    """The 8 timestamp bytes, shown as Wireshark's `erf.ts` (little-endian 32.32)."""
+    """The timestamp bytes, shown as Wireshark's `erf.ts` (little-endian 32.32)."""
 
     def i2repr(self, pkt: Packet | None, x: Any) -> str:
-        ts = int.from_bytes(bytes(x or b"").ljust(8, b"\0"), "little")
+        ts = int.from_bytes(bytes(x or b"").ljust(_TS_LEN, b"\0"), "little")
         return f"0x{ts:016x} ({(ts >> 32) + (ts & 0xFFFFFFFF) / 2**32:.9f} s)"
 
 
@@ -84,7 +85,7 @@ class _ERFMixin:
 
 ERF = layer_class(
     ERF_LAYOUT, "ERF", bases=(_ERFMixin,), auto=("rlen", "wlen"),
-    overrides={"ts_raw": ErfTimestampField("ts_raw", b"", length=8)},
+    overrides={"ts_raw": ErfTimestampField("ts_raw", b"", length=_TS_LEN)},
     extra_fields=[
         ErfExtensionHeaders("ext", b""),
         # The Ethernet record's prefix (erf.eth.off, erf.eth.pad).

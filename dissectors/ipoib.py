@@ -35,10 +35,13 @@ IPoIB = layer_class(IPOIB, "IPoIB", bases=(_IPoIBMixin,))
 IPoIBDAddr = layer_class(IPOIB_DADDR, "IPoIBDAddr")
 
 
+_DADDR_MARK = bytes(2)
+
+
 def _pseudo_dispatch(cls: type[Packet], _pkt: bytes | None = None, *args: Any,
                      **kargs: Any) -> type[Packet]:
     # Wireshark: bytes 0-1 zero means "no GRH, destination address only".
-    if _pkt is not None and len(_pkt) >= 2 and _pkt[:2] == b"\0\0":
+    if _pkt is not None and _pkt[:len(_DADDR_MARK)] == _DADDR_MARK:
         return IPoIBDAddr
     return cls
 
