@@ -9,11 +9,12 @@ import itertools
 
 import pytest
 from graph_extension import run_extended
-from ibwire.dissectors import BTH, DETH, ERF, GRH, LRH, IBLink, IPoIBGRH
+from ibwire.dissectors import AETH, BTH, DETH, ERF, GRH, LRH, IBLink, IPoIBGRH
 from ibwire.dissectors.bindings import is_ibwire_layer, node_class
 from ibwire.dissectors.mad import MAD, MAD_AVAILABLE, guess_mad
-from scapy.all import UDP, Raw, conf, raw
+from scapy.all import UDP, CookedLinux, Raw, conf, raw
 
+from ibwire import CrcStatus, decode
 from ibwire.graph import GRAPH
 
 # -- bindings and link types from the graph ---------------------------------------
@@ -167,3 +168,14 @@ def test_bind_rocev2_port_declares_the_port_in_the_graph():
 def test_raw_is_left_where_no_edge_leads():
     frame = UDP(sport=1, dport=4790) / Raw(raw(BTH(opcode=0x11)))
     assert BTH not in UDP(raw(frame))
+
+
+def test_every_header_carrying_the_ethertype_table_leads_to_rocev1():
+    """The graph gives Linux cooked captures the EtherType table too: RoCEv1 in a
+    `tcpdump -i any` capture is built and dissected like the library decodes it."""
+    frame = (CookedLinux(lladdrtype=1, lladdrlen=6, src=b"\x02\0\0\0\0\x0a\0\0")
+             / GRH(sgid="::1", dgid="::2") / BTH(opcode=0x11, destqp=5, psn=3) / AETH(msn=2))
+    data = raw(frame)
+    back = CookedLinux(data)
+    assert back[AETH].msn == 2 and raw(back) == data
+    assert decode(data, "sll").icrc_status is CrcStatus.GOOD
