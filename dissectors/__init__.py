@@ -10,10 +10,13 @@ field registry (`ibwire.fields`): no header field is written twice.
     frame.summary()       # '... RC RDMA Write Only QP=0x000011 PSN=5 ...'
     rdpcap("native.pcap")[0].show()   # ERF / LRH / BTH / DETH / MAD ... / VCRC shown on LRH
 
-Modules: `generate` (Layout -> Packet class), `ib` (LRH, GRH, BTH, ETHs, link
-packets, trailers, bindings, LINKTYPE 247), `erf` (LINKTYPE 197), `ipoib`
-(IPoIB and LINKTYPE 242), `mad` (MADs on QP0/QP1 when `ibwire.mad` is present),
-`payload` (the payload guessers).
+Modules: `generate` (Layout -> Packet class), `bindings` (every bind_layers and
+link type, derived from the protocol graph `ibwire.graph.GRAPH` and kept in step
+with it), `lengths` (length fields and pad as `GRAPH.lengths` declares them), `ib`
+(LRH, GRH, BTH, ETHs, link packets, trailers), `erf` (ERF records), `ipoib` (IPoIB
+and its link type), `mad` (MADs on QP0/QP1 when `ibwire.mad` is present),
+`payload` (the payload guessers). A header or port declared in the graph
+(`GRAPH.add_extended_header`, `GRAPH.add`) is built and dissected with no change here.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from ibwire.dissectors.ib import (
     IBLink,
     ImmDt,
     bind_rocev2_port,
+    eth_class,
 )
 from ibwire.dissectors.ipoib import IPoIB, IPoIBDAddr, IPoIBGRH
 from ibwire.dissectors.mad import MAD, MAD_AVAILABLE, mad_class
@@ -55,6 +59,6 @@ __all__ = [
     "AETH", "BTH", "CNPPad", "DETH", "ERF", "ETH_CLASSES", "FETH", "GRH", "IBLink", "IETH",
     "IPoIB", "IPoIBDAddr", "IPoIBGRH", "LRH", "MAD", "MAD_AVAILABLE", "PAYLOAD_CLASSES", "RDETH",
     "RETH", "RWH", "TrailerField", "XRCETH", "AtomicAckETH", "AtomicETH", "ImmDt",
-    "bind_rocev2_port", "class_for", "layer_class", "layer_values", "mad_class",
+    "bind_rocev2_port", "class_for", "eth_class", "layer_class", "layer_values", "mad_class",
     "scapy_field", "to_header",
 ]

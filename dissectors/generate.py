@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from scapy.fields import (
@@ -107,8 +106,10 @@ def scapy_name(f: IBField) -> str:
     return f.name + "_" if f.name in _RESERVED_NAMES else f.name
 
 
-def scapy_field(f: IBField, default: Any) -> Field:
-    """One Scapy field for one layout field."""
+def scapy_field(f: IBField, default: Any, enum: Any = None) -> Field:
+    """One Scapy field for one layout field. `enum` names values the layout does not
+    hold: a dict, or Scapy's (value -> name, name -> value) pair of callables for a
+    table that may grow (the BTH opcodes)."""
     name = scapy_name(f)
     nbytes = f.bits // 8
     if f.kind == "ipv6":
@@ -122,7 +123,8 @@ def scapy_field(f: IBField, default: Any) -> Field:
     if f.kind == "bytes":
         return XStrFixedLenField(name, default or b"", length=nbytes)
     hexa = f.base in (HEX, DEC_HEX)
-    enum = dict(f.values) if f.values else None
+    if enum is None and f.values:
+        enum = dict(f.values)
     aligned = _BYTE_FIELDS.get(f.bits) if f.bit_offset % 8 == 0 else None
     if aligned is not None:
         dec_cls, hex_cls, enum_cls, xenum_cls = aligned
@@ -144,7 +146,7 @@ def _addr(default: Any, cls: Any, zero: str) -> str:
 
 def fields_desc(layout: Layout, auto: Iterable[str] = (),
                 overrides: Mapping[str, Field] | None = None,
-                enums: Mapping[str, Mapping[int, str]] | None = None) -> list[Field]:
+                enums: Mapping[str, Any] | None = None) -> list[Field]:
     """Scapy fields for `layout.wire`. `auto` fields default to None (filled on
     build); `enums` names values that live in a table rather than in the layout
     (BTH opcodes); `overrides` replaces a field's Scapy form where a layout keeps
@@ -157,11 +159,9 @@ def fields_desc(layout: Layout, auto: Iterable[str] = (),
         if f.name in overrides:
             out.append(overrides[f.name])
             continue
-        if f.name in enums:
-            f = replace(f, values=enums[f.name])
         default = None if f.name in auto else layout.defaults.get(
             f.name, 0 if f.kind == "int" else None)
-        out.append(scapy_field(f, default))
+        out.append(scapy_field(f, default, enums.get(f.name)))
     return out
 
 
@@ -171,7 +171,7 @@ _CLASSES: dict[str, type[Packet]] = {}
 def layer_class(layout: Layout, cls_name: str | None = None, *,
                 bases: tuple[type, ...] = (), auto: Iterable[str] = (),
                 extra_fields: Iterable[Field] = (), overrides: Mapping[str, Field] | None = None,
-                enums: Mapping[str, Mapping[int, str]] | None = None,
+                enums: Mapping[str, Any] | None = None,
                 namespace: Mapping[str, Any] | None = None) -> type[Packet]:
     """The Scapy class of `layout` (made once and cached by layout name).
 

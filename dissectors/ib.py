@@ -12,41 +12,37 @@ Theory of operation:
   "compute on build", b"" means "absent".
 * Building fills what `ibwire.encode` fills, with the library's CRC functions:
   BTH PadCnt and pad, the ICRC (masked per RoCEv1/RoCEv2/native), GRH PayLen,
-  LRH PktLen and VCRC; LNH, NxtHdr, EtherType and UDP port come from the
-  bindings. A dissected packet keeps its values, so it rebuilds byte for byte;
-  delete a CRC (`del p[BTH].icrc`) to recompute it after an edit.
-* The opcode table decides the ETH chain: BTH and each ETH ask `OPCODES` for the
-  next header; after the last one `payload.payload_class` picks MAD, IPoIB or Raw.
+  LRH PktLen and VCRC. Lengths are filled and read as `GRAPH.lengths` declares
+  them (`lengths`); LNH, NxtHdr, EtherType and UDP port come from the bindings,
+  which are derived from the graph (`bindings`). A dissected packet keeps its
+  values, so it rebuilds byte for byte; delete a CRC (`del p[BTH].icrc`) to
+  recompute it after an edit.
+* The opcode table decides the ETH chain: BTH and each ETH ask `GRAPH.chain` for
+  the next header; after the last one `payload.payload_class` picks MAD, IPoIB or
+  Raw. An extended header added later (`GRAPH.add_extended_header`) gets its class
+  when the graph announces it; opcode names are read from the table when shown.
 """
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
+from ibwire.dissectors.bindings import provide
 from ibwire.dissectors.generate import TrailerField, layer_class, layer_values, patch
+from ibwire.dissectors.lengths import covered, fill_lengths, measure, pad_length
 from ibwire.dissectors.payload import find_layer, payload_class
 from scapy.compat import raw
 from scapy.config import conf
 from scapy.error import warning
 from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
-from scapy.layers.l2 import ARP, Dot1Q, Ether
-from scapy.packet import NoPayload, Packet, bind_layers
+from scapy.packet import NoPayload, Packet
 
 from ibwire import crc
-from ibwire.constants import (
-    ETHERTYPE_ARP,
-    ETHERTYPE_IPV4,
-    ETHERTYPE_IPV6,
-    ETHERTYPE_ROCE,
-    ICRC_LEN,
-    LINKTYPE_INFINIBAND,
-    NXTHDR_IBA,
-    ROCEV2_PORT,
-    VCRC_LEN,
-)
+from ibwire.constants import ICRC_LEN, ROCEV2_PORT, VCRC_LEN
+from ibwire.graph import GRAPH
 from ibwire.headers.bth import BTH as BTH_LAYOUT
+from ibwire.headers.carriers import UDP as UDP_LAYOUT
 from ibwire.headers.extended import ETH_LAYOUTS
 from ibwire.headers.link import LINK as LINK_LAYOUT
 from ibwire.headers.opcodes import OPCODES
@@ -79,7 +75,7 @@ class _LRHMixin(_Stashed):
     def do_dissect(self, s: bytes) -> bytes:
         s = super().do_dissect(s)  # type: ignore[misc]
         self.raw_packet_cache = None  # the VCRC is re-appended by post_build
-        n = self.pktlen * 4 - LRH_LAYOUT.size
+        n = covered(self, "pktlen")
         if 0 <= n <= len(s):
             self.fields["vcrc"] = s[n:n + VCRC_LEN]
             _stash(self, s[n + VCRC_LEN:])
@@ -88,9 +84,7 @@ class _LRHMixin(_Stashed):
         return s
 
     def post_build(self, p: bytes, pay: bytes) -> bytes:
-        if self.getfieldval("pktlen") is None:
-            p = patch(LRH_LAYOUT, p, "pktlen", (len(p) + len(pay) + 3) // 4)
-        out = p + pay
+        out = fill_lengths(self, p, pay) + pay
         vcrc = self.getfieldval("vcrc")
         return out + (crc.vcrc_wire(out) if vcrc is None else vcrc)
 
@@ -98,13 +92,13 @@ class _LRHMixin(_Stashed):
 # -- GRH: PayLen ----------------------------------------------------------------
 class _GRHMixin:
     def post_build(self, p: bytes, pay: bytes) -> bytes:
-        if self.getfieldval("paylen") is None:
-            p = patch(GRH_LAYOUT, p, "paylen", len(pay))
-        return p + pay
+        return fill_lengths(self, p, pay) + pay
 
     def extract_padding(self, s: bytes) -> tuple[bytes, bytes | None]:
-        n = self.paylen  # RoCEv1: Ethernet padding and FCS follow the ICRC
-        if n is not None and n <= len(s):
+        if self.paylen is None:
+            return s, None
+        n = covered(self, "paylen")  # RoCEv1: Ethernet padding and FCS follow the ICRC
+        if n <= len(s):
             return s[:n], s[n:] or None
         return s, None
 
@@ -129,7 +123,7 @@ class _BTHMixin:
         padcnt = self.getfieldval("padcnt")
         pad = self.getfieldval("pad")
         if pad is None:
-            pad = bytes(padcnt if padcnt is not None else -len(pay) & 3)
+            pad = bytes(padcnt if padcnt is not None else pad_length(len(pay)))
         if padcnt is None:
             p = patch(BTH_LAYOUT, p, "padcnt", len(pad))
         body = p + pay + pad
@@ -163,7 +157,7 @@ class _BTHMixin:
         return next_class(self, payload)
 
     def mysummary(self) -> str:
-        return f"{OPCODES[self.opcode].label} QP={self.destqp:#08x} PSN={self.psn}"
+        return f"{_opcode_label(self.opcode)} QP={self.destqp:#08x} PSN={self.psn}"
 
 
 # Layers under which a BTH is never dissected (IPoIB adds itself: UDP to 4791
@@ -193,35 +187,38 @@ def next_class(layer: Packet, payload: bytes) -> type[Packet]:
     bth = find_layer(layer, "bth")
     if bth is None:
         return conf.raw_layer
-    op = OPCODES[bth.opcode]
+    chain = GRAPH.chain(bth.opcode)
     name = layer.ib_layout.name
     if layer is bth:
         idx = 0
-    elif name in op.headers:
-        idx = op.headers.index(name) + 1
+    elif name in chain:
+        idx = chain.index(name) + 1
     else:
-        idx = len(op.headers)
-    if idx < len(op.headers):
-        return ETH_CLASSES[op.headers[idx]]
+        idx = len(chain)
+    if idx < len(chain):
+        return eth_class(chain[idx])
     return payload_class(bth, layer, payload)
 
 
 def icrc_for(bth: Packet, body: bytes) -> bytes:
     """ICRC wire bytes for a BTH being built; `body` is BTH..pad."""
-    size = len(body) + ICRC_LEN                     # what PayLen / UDP length count
+    size = len(body) + ICRC_LEN                     # BTH..ICRC: what the lengths count
     under = bth.underlayer
     if isinstance(under, GRH):
-        grh = _own_bytes(under, paylen=size)
+        grh = _own_bytes(under, paylen=measure("grh", "paylen", GRH_LAYOUT.size, size))
         if isinstance(under.underlayer, LRH):
             data = crc.LRH_STANDIN + grh + body
             return crc.icrc_wire(crc.icrc_input_native(data, len(data), True))
         return crc.icrc_wire(crc.icrc_input_roce1(grh + body))
     if isinstance(under, LRH):
-        lrh = _own_bytes(under, pktlen=(LRH_LAYOUT.size + size) // 4)
+        lrh = _own_bytes(under, pktlen=measure("lrh", "pktlen", LRH_LAYOUT.size, size))
         return crc.icrc_wire(crc.icrc_input_native(lrh + body, len(lrh) + len(body), False))
     if isinstance(under, UDP):
-        udp_len = under.len if under.len is not None else 8 + size
-        udp = struct.pack("!HHHH", under.sport, under.dport, udp_len, 0xFFFF)
+        udp_len = under.len if under.len is not None else \
+            measure("udp", "length", UDP_LAYOUT.size, size)
+        # The checksum is ICRC-variant (masked), so any value will do.
+        udp = UDP_LAYOUT.pack({"srcport": under.sport, "dstport": under.dport,
+                               "length": udp_len, "checksum": 0})
         ip = _ip_header(under.underlayer, udp_len)
         if ip is not None:
             return crc.icrc_wire(crc.icrc_input_roce2(ip, udp + body))
@@ -241,9 +238,9 @@ def _ip_header(ip: Packet | None, payload_len: int) -> bytes | None:
             hdr.setfieldval(name, value)
     if isinstance(ip, IP):
         if hdr.len is None:
-            hdr.len = len(raw(hdr)) + payload_len
+            hdr.len = measure("ip", "len", len(raw(hdr)), payload_len)
     elif hdr.plen is None:
-        hdr.plen = payload_len
+        hdr.plen = measure("ipv6", "plen", len(raw(hdr)), payload_len)
     return raw(hdr)
 
 
@@ -251,12 +248,28 @@ def _ip_header(ip: Packet | None, payload_len: int) -> bytes | None:
 class _LinkMixin:
     def post_build(self, p: bytes, pay: bytes) -> bytes:
         if self.getfieldval("lpcrc") is None:
-            p = patch(LINK_LAYOUT, p, "lpcrc", crc.lpcrc(p[:4]))
+            # The LPCRC covers the bytes before it (IBA §7.9.4.1).
+            p = patch(LINK_LAYOUT, p, "lpcrc", crc.lpcrc(p[:_LPCRC_AT]))
         return p + pay
 
 
 # -- the classes ---------------------------------------------------------------
-_OPCODE_NAMES = {op.code: op.label for op in OPCODES}
+def _opcode_label(code: int) -> str | None:
+    """The opcode's name as the table says now (extensions included)."""
+    try:
+        return OPCODES[code].label
+    except (IndexError, KeyError, TypeError):
+        return None
+
+
+def _opcode_code(label: str) -> int:
+    for op in OPCODES:
+        if op.label == label:
+            return op.code
+    raise KeyError(label)
+
+
+_LPCRC_AT = LINK_LAYOUT.by_name["lpcrc"].offset
 _CLASS_NAMES = {"atomiceth": "AtomicETH", "atomicacketh": "AtomicAckETH", "immdt": "ImmDt",
                 "cnp": "CNPPad"}
 
@@ -265,14 +278,33 @@ LRH = layer_class(LRH_LAYOUT, "LRH", bases=(_LRHMixin,), auto=("pktlen",),
 GRH = layer_class(GRH_LAYOUT, "GRH", bases=(_GRHMixin,), auto=("paylen",))
 RWH = layer_class(RWH_LAYOUT, "RWH")
 BTH = layer_class(BTH_LAYOUT, "BTH", bases=(_BTHMixin,), auto=("padcnt",),
-                  enums={"opcode": _OPCODE_NAMES},
+                  enums={"opcode": (_opcode_label, _opcode_code)},
                   namespace={"dispatch_hook": classmethod(_bth_dispatch)},
                   extra_fields=[TrailerField("pad", None, show_int=False),
                                 TrailerField("icrc", ICRC_LEN)])
-ETH_CLASSES: dict[str, type[Packet]] = {
-    name: layer_class(lay, _CLASS_NAMES.get(name, name.upper()), bases=(_ETHMixin,))
-    for name, lay in ETH_LAYOUTS.items()
-}
+
+ETH_CLASSES: dict[str, type[Packet]] = {}
+
+
+def eth_class(name: str) -> type[Packet]:
+    """The Scapy class of an extended header layout (made on first use)."""
+    cls = ETH_CLASSES.get(name)
+    if cls is None:
+        cls = ETH_CLASSES[name] = layer_class(GRAPH.extended_layout(name),
+                                              _CLASS_NAMES.get(name, name.upper()),
+                                              bases=(_ETHMixin,))
+    return cls
+
+
+def _on_graph_change(kind: str, details: tuple) -> None:
+    if kind == "chain":
+        eth_class(details[1])       # (opcode, layout name): the new header's class
+
+
+for _name in ETH_LAYOUTS:
+    eth_class(_name)
+GRAPH.subscribe(_on_graph_change)
+
 RDETH, DETH, XRCETH, FETH, RETH = (ETH_CLASSES[n] for n in ("rdeth", "deth", "xrceth", "feth",
                                                              "reth"))
 AtomicETH, AETH, AtomicAckETH = (ETH_CLASSES[n] for n in ("atomiceth", "aeth", "atomicacketh"))
@@ -280,38 +312,19 @@ ImmDt, IETH, CNPPad = ETH_CLASSES["immdt"], ETH_CLASSES["ieth"], ETH_CLASSES["cn
 IBLink = layer_class(LINK_LAYOUT, "IBLink", bases=(_LinkMixin,), auto=("lpcrc",))
 
 
-# -- bindings (declared once) ---------------------------------------------------
-def _first(lower: type[Packet], upper: type[Packet], **fval: Any) -> None:
-    """bind_layers, with this binding tried before older ones on the same layer
-    (so UDP dport 4791 wins over Scapy's sport bindings, e.g. TFTP on 69)."""
-    bind_layers(lower, upper, **fval)
-    guess = lower.payload_guess
-    entry = (fval, upper)
-    if entry in guess:
-        guess.remove(entry)
-    guess.insert(0, entry)
-
-
 def bind_rocev2_port(port: int = ROCEV2_PORT) -> None:
-    """Dissect UDP datagrams to `port` as RoCEv2 (the IANA port 4791 is bound by default)."""
-    _first(UDP, BTH, dport=port)
+    """Dissect UDP datagrams to `port` as RoCEv2 (the IANA port 4791 is declared in the
+    graph). Every ibwire consumer learns the port, not only Scapy."""
+    if port not in GRAPH.roce_ports():
+        GRAPH.add("udp", port, "roce2")
 
 
-bind_layers(Ether, GRH, type=ETHERTYPE_ROCE)
-bind_layers(Dot1Q, GRH, type=ETHERTYPE_ROCE)
-bind_rocev2_port(ROCEV2_PORT)
-bind_layers(LRH, RWH, lnh=0)
-bind_layers(LRH, IPv6, lnh=1)
-bind_layers(LRH, BTH, lnh=2)
-bind_layers(LRH, GRH, lnh=3)
-bind_layers(GRH, BTH, nxthdr=NXTHDR_IBA)
-bind_layers(RWH, IP, etype=ETHERTYPE_IPV4)
-bind_layers(RWH, IPv6, etype=ETHERTYPE_IPV6)
-bind_layers(RWH, ARP, etype=ETHERTYPE_ARP)
-conf.l2types.register(LINKTYPE_INFINIBAND, LRH)
+# The nodes these layers dissect; the bindings and link type follow from the graph.
+provide({"ib": LRH, "lrh": LRH, "grh": GRH, "roce1": GRH, "bth": BTH, "roce2": BTH,
+         "rwh": RWH, "ib_link": IBLink})
 
 __all__ = [
     "AETH", "BTH", "CNPPad", "DETH", "ETH_CLASSES", "FETH", "GRH", "IBLink", "IETH", "LRH",
     "RDETH", "RETH", "RWH", "XRCETH", "AtomicAckETH", "AtomicETH", "ImmDt",
-    "NOT_UNDER", "bind_rocev2_port", "icrc_for", "next_class",
+    "NOT_UNDER", "bind_rocev2_port", "eth_class", "icrc_for", "next_class",
 ]

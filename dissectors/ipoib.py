@@ -13,22 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 from ibwire.dissectors import ib
-from ibwire.dissectors.generate import layer_class
+from ibwire.dissectors.bindings import bind_edge, linktype, provide
+from ibwire.dissectors.generate import layer_class, scapy_name
 from ibwire.dissectors.payload import PAYLOAD_CLASSES, find_layer
 from scapy.config import conf
-from scapy.layers.inet import IP
-from scapy.layers.inet6 import IPv6
-from scapy.layers.l2 import ARP
-from scapy.packet import Packet, bind_bottom_up, bind_layers
+from scapy.packet import Packet, bind_layers
 
-from ibwire.constants import (
-    ETHERTYPE_ARP,
-    ETHERTYPE_IPV4,
-    ETHERTYPE_IPV6,
-    ETHERTYPE_RARP,
-    LINKTYPE_IPOIB,
-)
+from ibwire.graph import GRAPH
 from ibwire.ipoib import IPOIB, IPOIB_DADDR, IPOIB_GRH, is_ipoib_payload
+
+# What the IPoIB header's EtherType may announce (RFC 4391: IP and (R)ARP).
+IPOIB_CARRIES = ("ip", "arp", "rarp")
 
 
 class _IPoIBMixin:
@@ -40,10 +35,13 @@ IPoIB = layer_class(IPOIB, "IPoIB", bases=(_IPoIBMixin,))
 IPoIBDAddr = layer_class(IPOIB_DADDR, "IPoIBDAddr")
 
 
+_DADDR_MARK = bytes(2)
+
+
 def _pseudo_dispatch(cls: type[Packet], _pkt: bytes | None = None, *args: Any,
                      **kargs: Any) -> type[Packet]:
     # Wireshark: bytes 0-1 zero means "no GRH, destination address only".
-    if _pkt is not None and len(_pkt) >= 2 and _pkt[:2] == b"\0\0":
+    if _pkt is not None and _pkt[:len(_DADDR_MARK)] == _DADDR_MARK:
         return IPoIBDAddr
     return cls
 
@@ -65,13 +63,24 @@ if guess_ipoib not in PAYLOAD_CLASSES:
     PAYLOAD_CLASSES.append(guess_ipoib)
 ib.NOT_UNDER.add(IPoIB)
 
-bind_layers(IPoIB, IP, type=ETHERTYPE_IPV4)
-bind_layers(IPoIB, IPv6, type=ETHERTYPE_IPV6)
-bind_layers(IPoIB, ARP, type=ETHERTYPE_ARP)
-bind_bottom_up(IPoIB, ARP, type=ETHERTYPE_RARP)  # dissect only: build uses ARP
-bind_layers(IPoIBGRH, IPoIB)
+
+
+_TYPE = scapy_name(IPOIB.by_name["type"])
+
+
+def _bind_ethertypes(*_: object) -> None:
+    # The EtherType table every Ethernet-like header shares (RARP dissects only:
+    # a build writes ARP's value, the first for the class).
+    for value, node in GRAPH.edges["eth"].table.items():
+        if node in IPOIB_CARRIES:
+            bind_edge(IPoIB, _TYPE, value, node)
+
+
+_bind_ethertypes()
+GRAPH.subscribe(_bind_ethertypes)
+bind_layers(IPoIBGRH, IPoIB)       # either pseudo-header form, then the IPoIB header
 bind_layers(IPoIBDAddr, IPoIB)
-conf.l2types.register(LINKTYPE_IPOIB, IPoIBGRH)
-conf.l2types.register_layer2num(LINKTYPE_IPOIB, IPoIBDAddr)
+provide({"ipoib": IPoIBGRH})
+conf.l2types.register_layer2num(linktype("ipoib"), IPoIBDAddr)
 
 __all__ = ["IPoIB", "IPoIBDAddr", "IPoIBGRH", "guess_ipoib"]

@@ -23,12 +23,12 @@ from scapy.config import conf
 from scapy.packet import Packet
 
 from ibwire.fields import Layout
+from ibwire.graph import GRAPH
 
 log = logging.getLogger(__name__)
 
 MAD_IMPORT_ERROR: Exception | None = None
 try:
-    from ibwire.constants import MAD_QPS
     from ibwire.mad import names as _names
     from ibwire.mad._layout import MAD_LAYOUTS
     from ibwire.mad.dispatch import decode_mad
@@ -39,7 +39,6 @@ except Exception as exc:  # noqa: BLE001 - MADs are optional for the other layer
     MAD_IMPORT_ERROR = exc
     log.warning("ibwire.mad unavailable (%s): Scapy shows MADs as Raw", exc)
 
-UD_SEND_OPCODES = (0x64, 0x65)
 _PLAN = "_mad_plan"
 
 
@@ -92,14 +91,10 @@ def mad_layer(layout: Layout) -> type[Packet]:
 
 
 def guess_mad(bth: Packet, last: Packet, data: bytes) -> type[Packet] | None:
-    """Wireshark's rule, as `ibwire.mad.dispatch.carries_mad`: UD SEND Only (with or
-    without immediate) whose BTH DestQP or DETH SrcQP is 0 or 1."""
-    if bth.opcode not in UD_SEND_OPCODES:
-        return None
+    """The graph's MAD rule (`GRAPH.carries_mad`), with the DETH's SrcQP."""
     deth = find_layer(last, "deth")
-    if deth is None or not (bth.destqp in MAD_QPS or deth.srcqp in MAD_QPS):
-        return None
-    return MAD
+    srcqp = deth.srcqp if deth is not None else None
+    return MAD if GRAPH.carries_mad(bth.opcode, bth.destqp, srcqp) else None
 
 
 def mad_class(data: bytes) -> type[Packet] | None:

@@ -89,6 +89,16 @@ class Length:
     start: str = "header"
     end: str = "icrc"
 
+    def measure(self, header: int, after: int) -> int:
+        """The field's value for a `header`-byte header followed by `after` bytes up to
+        `end` (a partial unit counts as a whole one)."""
+        n = after + (header if self.start == "header" else 0)
+        return -(-n // self.unit)
+
+    def covered(self, value: int, header: int) -> int:
+        """How many bytes after a `header`-byte header the field's `value` counts."""
+        return value * self.unit - (header if self.start == "header" else 0)
+
 
 @dataclass(frozen=True)
 class Trailer:
@@ -176,6 +186,10 @@ class ProtocolGraph:
 
     def length_of(self, layout: str) -> list[Length]:
         return [ln for ln in self.lengths if ln.layout == layout]
+
+    def length(self, layout: str, field: str) -> Length:
+        """The declared length field `field` of `layout`."""
+        return next(ln for ln in self.lengths if ln.layout == layout and ln.field == field)
 
     @staticmethod
     def chain(opcode: int) -> tuple[str, ...]:
