@@ -30,22 +30,17 @@ from ibwire.capture.pcap import PcapWriter
 from ibwire.constants import ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, LINKTYPE_ERF
 from ibwire.encode import encode
 from ibwire.gen.mads import SERVICE_ID
+from ibwire.gen.rcwire import OP_ACK, SEND_OPS, SYN_ACK_UNLIMITED
 from ibwire.headers.bth import BTH
 from ibwire.headers.extended import AETH, DETH
-from ibwire.headers.opcodes import (
-    RC_ACK,
-    RC_SEND_FIRST,
-    RC_SEND_LAST,
-    RC_SEND_MIDDLE,
-    RC_SEND_ONLY,
-    UD_SEND_ONLY,
-)
+from ibwire.headers.opcodes import UD_SEND_ONLY
 from ibwire.headers.routing import GRH, LRH
 from ibwire.ipoib import ARP_IPOIB, IPOIB, UC_SEND_ONLY
 
 BASE_NS = 1_700_000_000 * 1_000_000_000
 IPOIB_QKEY = 0x0000000B        # the Q_Key of the IPoIB broadcast group (a typical SM's)
 MTU = 256                      # path MTU of the connected-mode segments
+SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_ONLY = SEND_OPS["send"]
 A = {"lid": 1, "gid": "fe80::2:c903:a1:a", "ud_qp": 0x000048, "rc_qp": 0x000049,
      "ip": "10.0.0.1", "ip6": "fe80::202:c903:a1:a", "guid": 0x0002C90300A1000A}
 B = {"lid": 2, "gid": "fe80::2:c903:a1:19", "ud_qp": 0x000050, "rc_qp": 0x000051,
@@ -84,8 +79,8 @@ def _rc(src: dict, dst: dict, opcode: int, payload: bytes, psn: int, ack: bool =
 
 def _ack(src: dict, dst: dict, psn: int, msn: int) -> bytes:
     return encode(LRH(dlid=dst["lid"], slid=src["lid"]),
-                  BTH(opcode=RC_ACK, destqp=dst["rc_qp"], psn=psn),
-                  AETH(syndrome=0x1F, msn=msn))
+                  BTH(opcode=OP_ACK, destqp=dst["rc_qp"], psn=psn),
+                  AETH(syndrome=SYN_ACK_UNLIMITED, msn=msn))
 
 
 def _mads() -> list[tuple[dict, bytes]]:
@@ -149,20 +144,20 @@ def _connected_mode() -> list[tuple[dict, bytes]]:
         Raw(bytes(i & 0xFF for i in range(600)))))
     parts = [seg[i:i + MTU] for i in range(0, len(seg), MTU)]
     psn = 100
-    out = [(A, _rc(A, B, RC_SEND_ONLY, _ipoib(ETHERTYPE_IPV4, ping), psn, ack=True)),
+    out = [(A, _rc(A, B, SEND_ONLY, _ipoib(ETHERTYPE_IPV4, ping), psn, ack=True)),
            (B, _ack(B, A, psn, 1)),
-           (B, _rc(B, A, RC_SEND_ONLY, _ipoib(ETHERTYPE_IPV4, pong), 500, ack=True)),
+           (B, _rc(B, A, SEND_ONLY, _ipoib(ETHERTYPE_IPV4, pong), 500, ack=True)),
            (A, _ack(A, B, 500, 1))]
-    ops = [RC_SEND_FIRST] + [RC_SEND_MIDDLE] * (len(parts) - 2) + [RC_SEND_LAST]
+    ops = [SEND_FIRST] + [SEND_MIDDLE] * (len(parts) - 2) + [SEND_LAST]
     for i, (op, part) in enumerate(zip(ops, parts), 1):
-        out.append((A, _rc(A, B, op, part, psn + i, ack=op == RC_SEND_LAST)))
+        out.append((A, _rc(A, B, op, part, psn + i, ack=op == SEND_LAST)))
     out.append((B, _ack(B, A, psn + len(parts), 2)))
     uc = _ipoib(ETHERTYPE_IPV6, bytes(IPv6(src=A["ip6"], dst=B["ip6"]) /
                                       ScapyUDP(sport=40001, dport=5002) / Raw(b"UC")))
     out.append((A, encode(LRH(dlid=B["lid"], slid=A["lid"]),
                           BTH(opcode=UC_SEND_ONLY, destqp=B["rc_qp"], psn=7), payload=uc)))
     # An RC SEND that is not IPoIB (reserved bytes not zero): stays data.
-    out.append((A, _rc(A, B, RC_SEND_ONLY, b"\x08\x00\x12\x34" + bytes(20), psn + 10)))
+    out.append((A, _rc(A, B, SEND_ONLY, b"\x08\x00\x12\x34" + bytes(20), psn + 10)))
     return out
 
 
