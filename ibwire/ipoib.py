@@ -15,8 +15,9 @@ Wireshark's (packet-infiniband.c tries it on every SEND payload no MAD claimed):
    datagram mode is UD SEND Only on the IPoIB QP, connected mode (RFC 4755) RC
    or UC SENDs whose message starts with the same 4-byte header (SEND Middle and
    Last carry the rest of the message, no header);
-2. neither BTH DestQP nor (UD) DETH SrcQP is a management QP (0 or 1) and the
-   Q_Key is not the well-known GSI Q_Key 0x80010000: MADs stay MADs;
+2. the packet does not carry a MAD (the protocol graph's rule, `GRAPH.carries_mad`:
+   UD SEND Only to or from QP0/QP1) and the Q_Key is not the well-known GSI Q_Key
+   0x80010000: MADs stay MADs;
 3. the payload starts with a known EtherType (IPv4, IPv6, ARP, RARP) followed
    by two zero bytes (the RFC's reserved field), and what follows agrees with it
    (IP version nibble 4 or 6; ARP hardware address size 20).
@@ -33,7 +34,7 @@ from ibwire.constants import (
     ETHERTYPE_IPV6,
     ETHERTYPE_RARP,
     LINKTYPE_IPOIB,
-    MAD_QPS,
+    QKEY_GSI,
 )
 from ibwire.decoder import (
     PAYLOAD_DECODERS,
@@ -58,6 +59,7 @@ from ibwire.fields import (
     rsv,
     uint,
 )
+from ibwire.graph import GRAPH
 from ibwire.headers.opcodes import OPCODES
 from ibwire.headers.routing import RWH
 from ibwire.inner import add_fields
@@ -71,7 +73,7 @@ IPOIB_OPCODES = frozenset(
     and op.name in ("Send First", "Send Only", "Send Only with Immediate"))
 UD_SEND_OPCODES = tuple(c for c in sorted(IPOIB_OPCODES) if OPCODES[c].transport == "UD")
 UC_SEND_ONLY = next(op.code for op in OPCODES if op.label == "UC Send Only")
-GSI_QKEY = 0x80010000
+GSI_QKEY = QKEY_GSI
 IB_HW_ADDR_LEN = 20           # IPoIB link address: flags/QPN (4) + GID (16)
 PSEUDO_HEADER_LEN = 40
 RWH_ETYPE = RWH.by_name["etype"].wsname
@@ -149,7 +151,7 @@ def is_ipoib_payload(opcode: int, destqp: int, srcqp: int | None, q_key: int | N
                      payload: bytes) -> bool:
     """Rules 1-3 of the module docstring (shared with the Scapy guesser); `srcqp` and
     `q_key` are the DETH's, None when the packet has none (RC, UC)."""
-    return (opcode in IPOIB_OPCODES and destqp not in MAD_QPS and srcqp not in MAD_QPS
+    return (opcode in IPOIB_OPCODES and not GRAPH.carries_mad(opcode, destqp, srcqp)
             and q_key != GSI_QKEY and looks_like_ipoib(payload))
 
 

@@ -23,12 +23,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ibwire.constants import MAD_SIZE
+from ibwire.constants import (
+    MAD_SIZE,
+    MGMT_CLASS_SMP_DR,
+    MGMT_CLASS_SMP_LID,
+    QKEY_GSI,
+    QP_GSI,
+    QP_SMI,
+)
 from ibwire.encode import encode
 from ibwire.headers import BTH, DETH, LRH
+from ibwire.headers.opcodes import UD_SEND_ONLY
 from ibwire.mad.classes import CLASS_VERSIONS
 from ibwire.mad.dispatch import decode_mad, encode_layers
-from ibwire.mad.header import MAD_HEADER
+from ibwire.mad.header import MAD_HEADER, SA_HEADER
 from ibwire.mad.names import METHOD_NAMES, attribute_id
 from ibwire.mad.sa import (
     RECORDS,
@@ -39,8 +47,13 @@ from ibwire.mad.sa import (
 )
 from ibwire.packet import Layer
 
-SMP_CLASSES = (0x01, 0x81)
-GSI_QKEY = 0x80010000
+SMP_CLASSES = (MGMT_CLASS_SMP_LID, MGMT_CLASS_SMP_DR)
+_CLASS = MAD_HEADER.by_name["mgmt_class"]
+_ATTRIBUTE = MAD_HEADER.by_name["attribute_id"]
+# The SA header's AttributeOffset, within the MAD (the SA header ends where data starts).
+_SA_ATTRIBUTE_OFFSET = (SA_DATA_OFFSET - SA_HEADER.size
+                        + SA_HEADER.by_name["attribute_offset"].offset)
+GSI_QKEY = QKEY_GSI
 PERMISSIVE_LID = 0xFFFF
 CM_NAMES = {"REQ": "ConnectRequest", "MRA": "MsgRcptAck", "REJ": "ConnectReject",
             "REP": "ConnectReply", "RTU": "ReadyToUse", "DREQ": "DisconnectRequest",
@@ -144,7 +157,8 @@ def build_mad(mgmt_class: int, method: int | str, attribute: int | str, *,
 
 def _preset(mad: bytes, mgmt_class: int, fields: dict[str, Any]) -> bytes:
     """Write the values the decoder peeks at to choose a layout."""
-    presets = PRESETS.get((mgmt_class, mad[16] << 8 | mad[17]), {})
+    attr = int.from_bytes(mad[_ATTRIBUTE.offset:_ATTRIBUTE.offset + _ATTRIBUTE.bits // 8], "big")
+    presets = PRESETS.get((mgmt_class, attr), {})
     if not any(name in fields for name in presets):
         return mad
     out = bytearray(mad)
@@ -246,7 +260,8 @@ def sa_mad(method: int | str, attribute: int | str, records: list[dict[str, Any]
         raise ValueError(f"{len(records)} records need {len(area)} bytes; one MAD holds "
                          f"{SA_DATA_SIZE} (RMPP segmentation is not built here)")
     mad = bytearray(base)
-    mad[44:46] = (stride // 8).to_bytes(2, "big")
+    width = SA_HEADER.by_name["attribute_offset"].bits // 8
+    mad[_SA_ATTRIBUTE_OFFSET:_SA_ATTRIBUTE_OFFSET + width] = (stride // 8).to_bytes(width, "big")
     mad[SA_DATA_OFFSET:SA_DATA_OFFSET + len(area)] = area
     return bytes(mad)
 
@@ -302,16 +317,16 @@ def mad_packet(mad: bytes, *, slid: int | None = None, dlid: int | None = None, 
     SMPs go QP0 to QP0 on VL15 with Q_Key 0 (directed-route SMPs default to the
     permissive LID 0xFFFF both ways); other classes QP1 to QP1 on VL `vl` (default 0)
     with the GSI Q_Key 0x80010000."""
-    mgmt_class = mad[1] if len(mad) > 1 else 0
+    mgmt_class = mad[_CLASS.offset] if len(mad) > _CLASS.offset else 0
     smp = mgmt_class in SMP_CLASSES
-    if mgmt_class == 0x81:
+    if mgmt_class == MGMT_CLASS_SMP_DR:
         slid = PERMISSIVE_LID if slid is None else slid
         dlid = PERMISSIVE_LID if dlid is None else dlid
     if slid is None or dlid is None:
         raise ValueError("give slid and dlid (only directed-route SMPs have defaults)")
-    qp = 0 if smp else 1
+    qp = QP_SMI if smp else QP_GSI
     lrh = LRH(vl=15 if smp else (vl or 0), sl=sl, dlid=dlid, slid=slid)
-    bth = BTH(opcode=0x64, p_key=p_key, destqp=qp if dest_qp is None else dest_qp, psn=psn)
+    bth = BTH(opcode=UD_SEND_ONLY, p_key=p_key, destqp=qp if dest_qp is None else dest_qp, psn=psn)
     deth = DETH(q_key=(0 if smp else GSI_QKEY) if q_key is None else q_key,
                 srcqp=qp if src_qp is None else src_qp)
     return encode(lrh, bth, deth, payload=bytes(mad))

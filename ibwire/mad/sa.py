@@ -30,7 +30,7 @@ from ibwire.fields import UINT16, UINT24
 from ibwire.mad._ctx import Ctx, Part
 from ibwire.mad._layout import L, gid, raw, rb, rz, text, u
 from ibwire.mad.general import CLASS_PORT_INFO, INFORM_INFO, INFORM_INFO_FIELDS, notice_gsi
-from ibwire.mad.header import SA_HEADER, take_rmpp
+from ibwire.mad.header import MAD_HEADER, RMPP, SA_HEADER, take_rmpp
 from ibwire.mad.names import MTUS, RATES, SELECTORS
 from ibwire.mad.smp import (
     GUID_ENTRY,
@@ -47,7 +47,9 @@ from ibwire.mad.smp import (
     portinfo_overlays,
 )
 
-SA_DATA_OFFSET, SA_DATA_SIZE = 56, 200
+# SA data (records) follow the common, RMPP and SA headers and fill the MAD.
+SA_DATA_OFFSET = MAD_HEADER.size + RMPP.size + SA_HEADER.size
+SA_DATA_SIZE = MAD_SIZE - SA_DATA_OFFSET
 TABLE_METHODS = (0x92, 0x93, 0x94)   # GetTableResp, GetTraceTableResp, GetMultiResp
 
 _SA = "infiniband.sa"
