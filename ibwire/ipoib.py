@@ -60,6 +60,7 @@ from ibwire.fields import (
     uint,
 )
 from ibwire.graph import GRAPH
+from ibwire.headers.carriers import IPV4, IPV6
 from ibwire.headers.opcodes import OPCODES
 from ibwire.headers.routing import RWH
 from ibwire.inner import add_fields
@@ -75,7 +76,6 @@ UD_SEND_OPCODES = tuple(c for c in sorted(IPOIB_OPCODES) if OPCODES[c].transport
 UC_SEND_ONLY = next(op.code for op in OPCODES if op.label == "UC Send Only")
 GSI_QKEY = QKEY_GSI
 IB_HW_ADDR_LEN = 20           # IPoIB link address: flags/QPN (4) + GID (16)
-PSEUDO_HEADER_LEN = 40
 RWH_ETYPE = RWH.by_name["etype"].wsname
 
 REGISTRY.add_protocol("ipoib", "IP over Infiniband")
@@ -106,6 +106,7 @@ IPOIB_DADDR = Layout("ipoib_daddr", None, "Destination address", [
     gid("dgid", "Destination GID", wsname="ipoib.dgid"),
 ], protocol="ipoib")
 REGISTRY.add("ipoib.daddr", NONE, "Destination address")
+PSEUDO_HEADER_LEN = IPOIB_GRH.size   # LINKTYPE_IPOIB's pseudo-header, either form
 
 
 def _arp(name: str, bits: int, label: str, wsname: str, **kw) -> Field:
@@ -135,15 +136,19 @@ _PAYLOAD_LAYOUTS = (IPOIB,)
 # -- the heuristic ---------------------------------------------------------------
 def looks_like_ipoib(payload: bytes) -> bool:
     """Rule 3: a known EtherType, two zero bytes, and a body that agrees with the type."""
-    if len(payload) < IPOIB.size + 1 or payload[2:4] != b"\0\0":
+    if len(payload) < IPOIB.size + 1:
         return False
-    etype = int.from_bytes(payload[:2], "big")
-    if etype == ETHERTYPE_IPV4:
-        return payload[4] >> 4 == 4
-    if etype == ETHERTYPE_IPV6:
-        return payload[4] >> 4 == 6
+    hdr = IPOIB.unpack(payload)
+    if hdr["reserved"] != 0:
+        return False
+    etype = hdr["type"]
+    ip = {ETHERTYPE_IPV4: IPV4, ETHERTYPE_IPV6: IPV6}.get(etype)
+    if ip is not None:
+        at, _, shift, mask = ip.offsets()["version"]
+        return (payload[IPOIB.size + at] >> shift) & mask == ip.defaults["version"]
     if etype in (ETHERTYPE_ARP, ETHERTYPE_RARP):
-        return len(payload) >= IPOIB.size + 5 and payload[IPOIB.size + 4] == IB_HW_ADDR_LEN
+        at = IPOIB.size + ARP_IPOIB.by_name["hw_size"].offset
+        return len(payload) > at and payload[at] == IB_HW_ADDR_LEN
     return False
 
 
@@ -214,7 +219,7 @@ def decode_ipoib_linktype(pkt: Packet, off: int, end: int) -> None:
     form = IPOIB_DADDR if pkt.data[off:off + 2] == b"\0\0" else IPOIB_GRH
     if take(pkt, form, off, end) is None:
         return
-    off += PSEUDO_HEADER_LEN
+    off += form.size                     # both forms are 40 bytes
     hdr = take(pkt, IPOIB, off, end)
     if hdr is not None:
         _decode_body(pkt, hdr.type, off + IPOIB.size, end)
