@@ -206,7 +206,13 @@ class ProtocolGraph:
     def carries_mad(opcode: int, destqp: int, srcqp: int | None) -> bool:
         """A payload is a MAD when a UD SEND Only (with or without immediate) goes to
         or comes from QP0/QP1 (IBA §13.5.1; Wireshark's rule)."""
-        return opcode in MAD_OPCODES and (destqp in MAD_QPS or srcqp in MAD_QPS)
+        return opcode in MAD_OPCODES and ProtocolGraph.on_management_qp(destqp, srcqp)
+
+    @staticmethod
+    def on_management_qp(destqp: int, srcqp: int | None) -> bool:
+        """Either end is QP0 or QP1: those QPs carry MADs only (IBA §3.5.2), so no
+        other payload heuristic may claim the packet, whatever its opcode."""
+        return destqp in MAD_QPS or srcqp in MAD_QPS
 
     def mad_class(self, mgmt_class: int) -> str:
         """The class node after a MAD common header ("mad_data" when the class has no

@@ -15,9 +15,9 @@ Wireshark's (packet-infiniband.c tries it on every SEND payload no MAD claimed):
    datagram mode is UD SEND Only on the IPoIB QP, connected mode (RFC 4755) RC
    or UC SENDs whose message starts with the same 4-byte header (SEND Middle and
    Last carry the rest of the message, no header);
-2. the packet does not carry a MAD (the protocol graph's rule, `GRAPH.carries_mad`:
-   UD SEND Only to or from QP0/QP1) and the Q_Key is not the well-known GSI Q_Key
-   0x80010000: MADs stay MADs;
+2. neither end is a management QP (`GRAPH.on_management_qp`, the QP half of the
+   graph's MAD rule `GRAPH.carries_mad`: QP0/QP1 carry MADs only) and the Q_Key
+   is not the well-known GSI Q_Key 0x80010000: MADs stay MADs;
 3. the payload starts with a known EtherType (IPv4, IPv6, ARP, RARP) followed
    by two zero bytes (the RFC's reserved field), and what follows agrees with it
    (IP version nibble 4 or 6; ARP hardware address size 20).
@@ -156,7 +156,7 @@ def is_ipoib_payload(opcode: int, destqp: int, srcqp: int | None, q_key: int | N
                      payload: bytes) -> bool:
     """Rules 1-3 of the module docstring (shared with the Scapy guesser); `srcqp` and
     `q_key` are the DETH's, None when the packet has none (RC, UC)."""
-    return (opcode in IPOIB_OPCODES and not GRAPH.carries_mad(opcode, destqp, srcqp)
+    return (opcode in IPOIB_OPCODES and not GRAPH.on_management_qp(destqp, srcqp)
             and q_key != GSI_QKEY and looks_like_ipoib(payload))
 
 
