@@ -30,9 +30,7 @@ from ibwire.capture.pcap import PcapWriter
 from ibwire.constants import ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, LINKTYPE_ERF
 from ibwire.encode import encode
 from ibwire.gen.mads import SERVICE_ID
-from ibwire.gen.rcwire import OP_ACK, SEND_OPS, SYN_ACK_UNLIMITED
-from ibwire.headers.bth import BTH
-from ibwire.headers.extended import AETH, DETH
+from ibwire.gen.rcwire import OP_ACK, SEND_OPS, SYN_ACK_UNLIMITED, transport_headers
 from ibwire.headers.opcodes import UD_SEND_ONLY
 from ibwire.headers.routing import GRH, LRH
 from ibwire.ipoib import ARP_IPOIB, IPOIB, UC_SEND_ONLY
@@ -62,8 +60,9 @@ def _ipoib(etype: int, body: bytes) -> bytes:
 
 def _ud(src: dict, dst: dict | None, payload: bytes, psn: int) -> bytes:
     """Datagram mode: UD SEND Only from src's IPoIB QP (to the broadcast group if no dst)."""
-    bth = BTH(opcode=UD_SEND_ONLY, destqp=dst["ud_qp"] if dst else MCAST_QP, psn=psn)
-    deth = DETH(q_key=IPOIB_QKEY, srcqp=src["ud_qp"])
+    bth, deth = transport_headers(UD_SEND_ONLY, {"deth": {"q_key": IPOIB_QKEY,
+                                                           "srcqp": src["ud_qp"]}},
+                                  destqp=dst["ud_qp"] if dst else MCAST_QP, psn=psn)
     if dst is None:
         return encode(LRH(dlid=BCAST_LID, slid=src["lid"]),
                       GRH(sgid=src["gid"], dgid=BCAST_GID, hoplmt=1), bth, deth,
@@ -73,14 +72,14 @@ def _ud(src: dict, dst: dict | None, payload: bytes, psn: int) -> bytes:
 
 def _rc(src: dict, dst: dict, opcode: int, payload: bytes, psn: int, ack: bool = False) -> bytes:
     return encode(LRH(dlid=dst["lid"], slid=src["lid"]),
-                  BTH(opcode=opcode, destqp=dst["rc_qp"], psn=psn, a=int(ack)),
+                  *transport_headers(opcode, destqp=dst["rc_qp"], psn=psn, a=int(ack)),
                   payload=payload)
 
 
 def _ack(src: dict, dst: dict, psn: int, msn: int) -> bytes:
     return encode(LRH(dlid=dst["lid"], slid=src["lid"]),
-                  BTH(opcode=OP_ACK, destqp=dst["rc_qp"], psn=psn),
-                  AETH(syndrome=SYN_ACK_UNLIMITED, msn=msn))
+                  *transport_headers(OP_ACK, {"aeth": {"syndrome": SYN_ACK_UNLIMITED, "msn": msn}},
+                                     destqp=dst["rc_qp"], psn=psn))
 
 
 def _mads() -> list[tuple[dict, bytes]]:
@@ -155,7 +154,8 @@ def _connected_mode() -> list[tuple[dict, bytes]]:
     uc = _ipoib(ETHERTYPE_IPV6, bytes(IPv6(src=A["ip6"], dst=B["ip6"]) /
                                       ScapyUDP(sport=40001, dport=5002) / Raw(b"UC")))
     out.append((A, encode(LRH(dlid=B["lid"], slid=A["lid"]),
-                          BTH(opcode=UC_SEND_ONLY, destqp=B["rc_qp"], psn=7), payload=uc)))
+                          *transport_headers(UC_SEND_ONLY, destqp=B["rc_qp"], psn=7),
+                          payload=uc)))
     # An RC SEND that is not IPoIB (reserved bytes not zero): stays data.
     out.append((A, _rc(A, B, SEND_ONLY, b"\x08\x00\x12\x34" + bytes(20), psn + 10)))
     return out

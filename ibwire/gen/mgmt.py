@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING
 from ibwire.constants import QP_SMI
 from ibwire.gen import mads
 from ibwire.gen.net import Outbox, Pkt
-from ibwire.headers.bth import BTH
-from ibwire.headers.extended import DETH
+from ibwire.gen.rcwire import transport_headers
 from ibwire.headers.opcodes import UD_SEND_ONLY
 
 if TYPE_CHECKING:
@@ -48,8 +47,9 @@ class MadAgent:
         native = self.ctx.fabric.native
         psn = self.psn[qp]
         self.psn[qp] = (psn + 1) & 0xFFFFFF
-        hdrs = [BTH(opcode=UD_SEND_ONLY, m=1, destqp=qp, psn=psn),
-                DETH(q_key=0 if smp else mads.GSI_QKEY, srcqp=qp)]
+        hdrs = transport_headers(UD_SEND_ONLY, {"deth": {"q_key": 0 if smp else mads.GSI_QKEY,
+                                                         "srcqp": qp}},
+                                 m=1, destqp=qp, psn=psn)
         pkt = self.ctx.packet(self.host, self.peer, "mad", hdrs, mad,
                               vl=15 if smp and native else 0, permissive=smp and native,
                               info=mad, opcode=UD_SEND_ONLY, qp=qp, psn=psn)

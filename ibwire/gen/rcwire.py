@@ -7,7 +7,7 @@ packets carries, and the headers that go on the wire for a transport packet
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -209,17 +209,22 @@ _ETH_VALUES: dict[str, Callable[[RcInfo], dict[str, Any]]] = {
 }
 
 
+def transport_headers(opcode: int, values: Mapping[str, Mapping[str, Any]] | None = None,
+                      **bth: Any) -> list[Header]:
+    """BTH (`bth` values) and the opcode's extended-header chain from the protocol graph,
+    in wire order, each filled from `values[<layout name>]` (else its defaults)."""
+    values = values or {}
+    return [BTH(opcode=opcode, **bth)] + [GRAPH.extended_layout(name)(**values.get(name, {}))
+                                          for name in GRAPH.chain(opcode)]
+
+
 def rc_headers(info: RcInfo, destqp: int, pkey: int = 0xFFFF) -> list[Header]:
-    """BTH and extended headers, in wire order, for an RC packet: the opcode's chain
-    in the protocol graph."""
+    """BTH and extended headers, in wire order, for an RC packet."""
     op = info.opcode
-    hdrs: list[Header] = [BTH(opcode=op, se=int(info.se), m=1, p_key=pkey,
-                              fecn=int(info.fecn), becn=int(info.becn), destqp=destqp,
-                              a=int(info.ackreq), psn=info.psn)]
-    for name in GRAPH.chain(op):
-        values = _ETH_VALUES.get(name)
-        hdrs.append(GRAPH.extended_layout(name)(**(values(info) if values else {})))
-    return hdrs
+    values = {name: _ETH_VALUES[name](info) for name in GRAPH.chain(op) if name in _ETH_VALUES}
+    return transport_headers(op, values, se=int(info.se), m=1, p_key=pkey,
+                             fecn=int(info.fecn), becn=int(info.becn), destqp=destqp,
+                             a=int(info.ackreq), psn=info.psn)
 
 
 # Payload bytes: printable text so no payload heuristic (RPC-over-RDMA, SMB Direct,
