@@ -16,8 +16,7 @@ from graph_extension import run_extended
 
 from ibwire.cli.madinfo import mad_header
 from ibwire.decoder import decode
-from ibwire.gen import scenario, simulate
-from ibwire.gen import rcwire
+from ibwire.gen import rcwire, scenario, simulate
 from ibwire.gen.mads import describe, mad_qp, path_query, smp_dr
 from ibwire.gen.rcwire import RcInfo, rc_headers
 from ibwire.graph import GRAPH

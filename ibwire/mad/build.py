@@ -25,6 +25,10 @@ from typing import Any
 
 from ibwire.constants import (
     MAD_SIZE,
+    MGMT_CLASS_CC,
+    MGMT_CLASS_CM,
+    MGMT_CLASS_PERF,
+    MGMT_CLASS_SA,
     MGMT_CLASS_SMP_DR,
     MGMT_CLASS_SMP_LID,
     QKEY_GSI,
@@ -63,7 +67,7 @@ CM_NAMES = {"REQ": "ConnectRequest", "MRA": "MsgRcptAck", "REJ": "ConnectReject"
 
 
 # (class, attribute) -> {field: (MAD offset, bytes)} the decoder reads to choose a layout.
-PRESETS = {(0x21, 0x0013): {"log_type": (32, 1)}}
+PRESETS = {(MGMT_CLASS_CC, 0x0013): {"log_type": (32, 1)}}
 
 
 def method_code(method: int | str) -> int:
@@ -173,13 +177,13 @@ def _smp(method: str, attribute: int | str, dr_path: Iterable[int] | None,
          hop_pointer: int, direction: int, dr_slid: int, dr_dlid: int,
          fields: dict[str, Any], **header: Any) -> bytes:
     if dr_path is None:
-        return build_mad(0x01, method, attribute, **header, **fields)
+        return build_mad(MGMT_CLASS_SMP_LID, method, attribute, **header, **fields)
     path = bytes(dr_path)
     if not path or len(path) > 64:
         raise ValueError("dr_path is [0, port at hop 1, port at hop 2, ...] (1 to 64 entries)")
     hdr = {"status": direction << 15, "class_specific": (hop_pointer << 8) | (len(path) - 1)}
-    return build_mad(0x81, method, attribute, header=hdr, dr_slid=dr_slid, dr_dlid=dr_dlid,
-                     initial_path=path, **header, **fields)
+    return build_mad(MGMT_CLASS_SMP_DR, method, attribute, header=hdr, dr_slid=dr_slid,
+                     dr_dlid=dr_dlid, initial_path=path, **header, **fields)
 
 
 def smp_get(attribute: int | str, *, dr_path: Iterable[int] | None = None,
@@ -237,19 +241,19 @@ def sa_mad(method: int | str, attribute: int | str, records: list[dict[str, Any]
            header: dict[str, int] | None = None, **fields: Any) -> bytes:
     """An SA MAD; with `records` a table (GetTableResp) of records every
     AttributeOffset x 8 bytes (default: the record size rounded up to 8 bytes)."""
-    aid = attribute_id(0x03, attribute)
+    aid = attribute_id(MGMT_CLASS_SA, attribute)
     rec = RECORDS.get(aid)
     common = dict(transaction_id=transaction_id, attribute_modifier=attribute_modifier,
                   header=header, sm_key=sm_key, component_mask=component_mask, **fields)
     if not records or rec is None:
-        return build_mad(0x03, method, aid, **common)
+        return build_mad(MGMT_CLASS_SA, method, aid, **common)
     stride = attribute_offset * 8 if attribute_offset is not None else -(-rec.size // 8) * 8
     if method_code(method) in TABLE_METHODS:
         common["attribute_offset"] = stride // 8
     if len(records) == 1:
         # One record: the decoder lays it out (also records with variable parts).
-        return build_mad(0x03, method, aid, **common, **records[0])
-    base = build_mad(0x03, method, aid, **common)
+        return build_mad(MGMT_CLASS_SA, method, aid, **common, **records[0])
+    base = build_mad(MGMT_CLASS_SA, method, aid, **common)
     area = bytearray()
     for i, values in enumerate(records):
         body = _pack_record(rec.parts, values)
@@ -270,10 +274,10 @@ def sa_query(attribute: int | str, method: int | str = "GetTable", *,
              component_mask: int | None = None, transaction_id: int = 0,
              sm_key: int = 0, **fields: Any) -> bytes:
     """An SA query whose ComponentMask selects exactly the record fields given."""
-    aid = attribute_id(0x03, attribute)
+    aid = attribute_id(MGMT_CLASS_SA, attribute)
     rec = RECORDS[aid]
     mask = component_mask_of(rec, fields) if component_mask is None else component_mask
-    return build_mad(0x03, method, aid, transaction_id=transaction_id, sm_key=sm_key,
+    return build_mad(MGMT_CLASS_SA, method, aid, transaction_id=transaction_id, sm_key=sm_key,
                      component_mask=mask, **fields)
 
 
@@ -295,16 +299,16 @@ def sa_path_record_query(*, sgid: str | bytes | None = None, dgid: str | bytes |
 def perf_get(attribute: int | str = "PortCounters", *, port_select: int = 1,
              transaction_id: int = 0, **fields: Any) -> bytes:
     """PerfMgt Get(attribute) for a port (PortSelect 255 = all ports)."""
-    if attribute_id(0x04, attribute) == 0x0001:
-        return build_mad(0x04, "Get", attribute, transaction_id=transaction_id, **fields)
-    return build_mad(0x04, "Get", attribute, transaction_id=transaction_id,
+    if attribute_id(MGMT_CLASS_PERF, attribute) == 0x0001:
+        return build_mad(MGMT_CLASS_PERF, "Get", attribute, transaction_id=transaction_id, **fields)
+    return build_mad(MGMT_CLASS_PERF, "Get", attribute, transaction_id=transaction_id,
                      port_select=port_select, **fields)
 
 
 def cm_mad(message: str | int, *, transaction_id: int = 0, **fields: Any) -> bytes:
     """A CM message (Send): `cm_mad("REQ", local_comm_id=..., service_id=..., ...)`."""
     name = CM_NAMES.get(message, message) if isinstance(message, str) else message
-    return build_mad(0x07, "Send", name, transaction_id=transaction_id, **fields)
+    return build_mad(MGMT_CLASS_CM, "Send", name, transaction_id=transaction_id, **fields)
 
 
 # -- the whole packet ---------------------------------------------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ibwire.constants import MAD_SIZE
+from ibwire.constants import MAD_SIZE, MGMT_CLASS_SMP_DR
 from ibwire.fields import BOOL, STRING, UINT64
 from ibwire.mad._ctx import Ctx
 from ibwire.mad._layout import (
@@ -36,7 +36,7 @@ from ibwire.mad.names import (
     status_text,
 )
 
-DR = 0x81
+DR = MGMT_CLASS_SMP_DR
 
 
 def _dr(v: Mapping[str, Any]) -> bool:
