@@ -163,3 +163,79 @@ def test_mad_decision_agrees_with_the_graph_under_the_extension():
             assert not row["ipoib_claims"], row
     # UD SEND Only (+imm) with a QP0/QP1 end: 2 opcodes x (9 - 1 non-MAD pair)
     assert rules == 16
+
+
+# -- bulk records and the extension in the generator ------------------------------------
+def test_bulk_records_are_what_the_capture_writers_write():
+    import io
+
+    from ibwire.capture import PcapWriter, read_capture
+    from ibwire.capture.erf import erf_record, parse_erf_record
+    from ibwire.constants import ERF_TYPE_IB, LINKTYPE_ERF
+    from ibwire.gen.bulk import BulkConfig, _fill, bulk_write
+
+    for encap in ("ib", "roce2"):
+        for kernel in (None, _fill.py_func):
+            cfg = BulkConfig(encap=encap, packets=90, connections=2, msg_pkts=2)
+            out = io.BytesIO()
+            bulk_write(out, cfg, kernel=kernel)
+            frames = read_capture(io.BytesIO(out.getvalue()))
+            again = io.BytesIO()
+            writer = PcapWriter(again, frames[0].linktype, nanosecond=True)
+            for f in frames:
+                if f.linktype == LINKTYPE_ERF:
+                    rec = parse_erf_record(f.data)
+                    assert f.data == erf_record(rec.payload, f.ts_ns, ERF_TYPE_IB,
+                                                f.data[9] & 3)
+                writer.write(f.data, ts_ns=f.ts_ns)
+            assert again.getvalue() == out.getvalue()
+
+
+_GEN_EXTENDED = '''
+import io, json
+from ibwire.capture import read_capture
+from ibwire.decoder import Options, decode
+from ibwire.gen import scenario, simulate
+from ibwire.gen.bulk import BulkConfig, _fill, bulk_write
+from ibwire.gen.rcwire import SEND_OPS
+
+# The decoder's fast path keeps opcode chains from import time (the decoder's owner
+# follows GRAPH.version); the general path reads them from the graph.
+OPTS = Options(fast_path=False)
+WRITE_FIRST = SEND_OPS["write"][0]
+GRAPH.add_extended_header(WRITE_FIRST, VENDORETH, after="reth")
+report = {}
+for encap in ("ib", "roce2"):
+    fast, slow = io.BytesIO(), io.BytesIO()
+    cfg = BulkConfig(encap=encap, packets=60, connections=1, msg_pkts=3)
+    bulk_write(fast, cfg)
+    bulk_write(slow, cfg, kernel=_fill.py_func)
+    chains, bad = [], 0
+    for f in read_capture(io.BytesIO(fast.getvalue())):
+        p = decode(f.data, f.linktype, options=OPTS)
+        bad += p["infiniband.invariant.crc.status"] != 1 or bool(p.problems)
+        if p.opcode.code == WRITE_FIRST:
+            chains.append([lay.layout.name for lay in p.layers
+                           if lay.layout.name in ("reth", "vendoreth")])
+    report[encap] = {"twin": fast.getvalue() == slow.getvalue(), "bad": bad,
+                     "chains": chains}
+sim = simulate(scenario("rc_clean", encap="roce2", messages=8, ops={"write": 1}, seed=5,
+                        sizes=[700], pmtu=256))
+sim_chains = []
+for f in sim.frames:
+    p = decode(f.data, f.linktype, options=OPTS)
+    if p.opcode is not None and p.opcode.code == WRITE_FIRST:
+        sim_chains.append([lay.layout.name for lay in p.layers
+                           if lay.layout.name in ("reth", "vendoreth")])
+report["sim"] = sim_chains
+print(json.dumps(report))
+'''
+
+
+def test_an_extended_header_reaches_the_generators():
+    out = json.loads(run_extended(_GEN_EXTENDED).strip().splitlines()[-1])
+    for encap in ("ib", "roce2"):
+        rep = out[encap]
+        assert rep["twin"] and rep["bad"] == 0, rep
+        assert rep["chains"] and all(c == ["reth", "vendoreth"] for c in rep["chains"]), rep
+    assert out["sim"] and all(c == ["reth", "vendoreth"] for c in out["sim"]), out["sim"]
