@@ -181,7 +181,7 @@ def filler(kind: str, nbytes: int) -> Layout:
         else:
             fld = mad_raw("data", nbytes, "infiniband.mad.rawdata", label="Attribute data")
         lay = mad_layout(f"mad_{kind}{nbytes}", f"MAD {kind} ({nbytes} bytes)", None, [fld],
-                register=False)
+                         register=False)
         _DYNAMIC[key] = lay
     return lay
 

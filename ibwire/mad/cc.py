@@ -19,7 +19,7 @@ from ibwire.mad.header import CC_HEADER, CC_RESERVED
 CONGESTION_INFO = mad_layout("cc_congestioninfo", "CongestionInfo", "infiniband.congestioninfo", [
     mad_uint("congestion_info", 16), mad_uint("control_table_cap", 8), mad_reserved_bits(8)])
 CONGESTION_KEY_INFO = mad_layout("cc_congestionkeyinfo", "CongestionKeyInfo",
-                        "infiniband.congestionkeyinfo", [
+                                 "infiniband.congestionkeyinfo", [
     mad_uint("cc_key", 64), mad_uint("cc_key_protect_bit", 1), mad_reserved_bits(15),
     mad_uint_dec("cc_key_lease_period", 16),
     mad_uint_dec("cc_key_violations", 16)])
@@ -30,7 +30,7 @@ LOG_SWITCH = mad_layout("cc_log_switch", "CongestionLog (switch)", _LOG, [
     mad_uint_dec("log_events_counter", 16),
     mad_uint_dec("current_time_stamp", 32), mad_raw("port_map", 32)])
 LOG_SWITCH_EVENT = mad_layout("cc_log_switch_event", "CongestionLogEvent (switch)",
-                     f"{_LOG}.switch", [
+                              f"{_LOG}.switch", [
     mad_uint_dec("slid", 16), mad_uint_dec("dlid", 16), mad_uint("sl", 4), mad_reserved_bits(28),
     mad_uint_dec("time_stamp", 32)])
 LOG_CA = mad_layout("cc_log_ca", "CongestionLog (CA)", _LOG, [
@@ -47,28 +47,28 @@ LOG_CA_EVENT = mad_layout("cc_log_ca_event", "CongestionLogEvent (CA)", f"{_LOG}
 LOG_TYPES = {1: "switch", 2: "CA"}
 
 SWITCH_CONGESTION_SETTING = mad_layout("cc_switchcongestionsetting", "SwitchCongestionSetting",
-                              "infiniband.switchcongestionsetting", [
+                                       "infiniband.switchcongestionsetting", [
     mad_uint("control_map", 32), mad_raw("victim_mask", 32), mad_raw("credit_mask", 32),
     mad_uint("threshold", 4), mad_reserved_bits(4), mad_uint_dec("packet_size", 8),
     mad_uint("cs_threshold", 4), mad_reserved_bits(12),
     mad_uint("cs_return_delay", 16), mad_uint_dec("marking_rate", 16)])
 SWITCH_PORT_CONGESTION_ENTRY = mad_layout("cc_switchportcongestion", "SwitchPortCongestionSetting "
-                                 "element", "infiniband.switchportcongestionsetting", [
+                                          "element", "infiniband.switchportcongestionsetting", [
     mad_uint("valid", 1), mad_uint("control_type", 1), mad_reserved_bits(2),
     mad_uint("threshold", 4), mad_uint_dec("packet_size", 8),
     mad_uint_dec("cong_parm_marking_rate", 16)])
 CA_CONGESTION_SETTING = mad_layout("cc_cacongestionsetting", "CACongestionSetting",
-                          "infiniband.cacongestionsetting", [
+                                   "infiniband.cacongestionsetting", [
     mad_uint("port_control", 16), mad_uint("control_map", 16)])
 CA_CONGESTION_ENTRY = mad_layout("cc_cacongestionentry", "CACongestionEntry",
-                        "infiniband.cacongestionsetting.entry", [
+                                 "infiniband.cacongestionsetting.entry", [
     mad_uint_dec("ccti_timer", 16), mad_uint_dec("ccti_increase", 8),
     mad_uint_dec("trigger_threshold", 8), mad_uint_dec("ccti_min", 8),
     mad_reserved_bits(24)])
 CC_TABLE = mad_layout("cc_table", "CongestionControlTable", "infiniband.congestioncontroltable", [
     mad_uint_dec("ccti_limit", 16), mad_reserved_bits(16)])
 CC_TABLE_ENTRY = mad_layout("cc_table_entry", "CongestionControlTableEntry",
-                   "infiniband.congestioncontroltable.entry", [
+                            "infiniband.congestioncontroltable.entry", [
     mad_uint("cct_shift", 2), mad_uint_dec("cct_multiplier", 14)])
 CC_TIMESTAMP = mad_layout("cc_timestamp", "Timestamp", "infiniband.cctimestamp", [
     mad_uint_dec("timestamp", 32)])

@@ -41,7 +41,7 @@ CPI_FIELDS = named("infiniband.classportinfo", [
 CLASS_PORT_INFO = mad_layout("classportinfo", "ClassPortInfo", None, CPI_FIELDS)
 # In an SMP only the first 64 of its 72 bytes fit the data area (up to TrapP_Key).
 CLASS_PORT_INFO_SMP = mad_layout("classportinfo_smp", "ClassPortInfo (first 64 bytes)", None,
-                        CPI_FIELDS[:CPI_FIELDS.index(next(
+                                 CPI_FIELDS[:CPI_FIELDS.index(next(
                             f for f in CPI_FIELDS if f.name == "trap_hl"))])
 
 NOTICE = mad_layout("notice", "Notice", "infiniband.notice", [

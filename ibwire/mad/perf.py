@@ -64,12 +64,12 @@ PORT_SAMPLES_CONTROL = mad_layout("portsamplescontrol", "PortSamplesControl", _P
     mad_reserved_bits(32), mad_uint("samples_only_option_mask", 64),
 ])
 PORT_SAMPLES_RESULT = mad_layout("portsamplesresult", "PortSamplesResult",
-                        "infiniband.portsamplesresult", [
+                                 "infiniband.portsamplesresult", [
     mad_uint("tag", 16), mad_reserved_bits(14), mad_uint("sample_status", 2),
     *(mad_uint_dec(f"counter{i}", 32) for i in range(15)),
 ])
 PORT_RCV_ERROR_DETAILS = mad_layout("portrcverrordetails", "PortRcvErrorDetails",
-                           "infiniband.portrcverrordetails", [
+                                    "infiniband.portrcverrordetails", [
     mad_reserved_bits(8), mad_uint("port_select", 8), mad_uint("counter_select", 16),
     mad_uint_dec("port_local_physical_errors", 16),
     mad_uint_dec("port_malformed_packet_errors", 16),
@@ -77,7 +77,7 @@ PORT_RCV_ERROR_DETAILS = mad_layout("portrcverrordetails", "PortRcvErrorDetails"
     mad_uint_dec("port_vl_mapping_errors", 16), mad_uint_dec("port_looping_errors", 16),
 ])
 PORT_XMIT_DISCARD_DETAILS = mad_layout("portxmitdiscarddetails", "PortXmitDiscardDetails",
-                              "infiniband.portxmitdiscarddetails", [
+                                       "infiniband.portxmitdiscarddetails", [
     mad_reserved_bits(8), mad_uint("port_select", 8), mad_uint("counter_select", 16),
     mad_uint_dec("port_inactive_discards", 16), mad_uint_dec("port_neighbor_mtu_discards", 16),
     mad_uint_dec("port_sw_lifetime_limit_discards", 16),

@@ -155,7 +155,7 @@ RFT_ENTRY = mad_layout("rft_entry", "RandomForwardingTable entry",
     mad_uint("lid", 16), mad_uint("valid", 1), mad_uint("lmc", 3), mad_reserved_bits(4),
     mad_uint("port", 8)])
 MFT_ENTRY = mad_layout("mft_entry", "MulticastForwardingTable entry",
-              "infiniband.multicastforwardingtable", [mad_uint("port_mask", 16)])
+                       "infiniband.multicastforwardingtable", [mad_uint("port_mask", 16)])
 # Wireshark names the GUIDInfo entries after SwitchInfo.
 GUID_ENTRY = mad_layout("guid_entry", "GUIDInfo entry", None, [
     mad_uint("guid", 64, "infiniband.switchinfo.guid")])
