@@ -239,3 +239,28 @@ def test_an_extended_header_reaches_the_generators():
         assert rep["twin"] and rep["bad"] == 0, rep
         assert rep["chains"] and all(c == ["reth", "vendoreth"] for c in rep["chains"]), rep
     assert out["sim"] and all(c == ["reth", "vendoreth"] for c in out["sim"]), out["sim"]
+
+
+_NEW_CLASS = '''
+import json
+from ibwire.cli import madinfo
+from ibwire.mad import build_mad, decode_mad, mad_packet
+from ibwire.decoder import decode
+
+PERF_LIKE = 0x0A                      # a vendor class (range 1) taught to read as PerfMgt
+GRAPH.add("mad", PERF_LIKE, "mad_perf")
+mad = bytearray(build_mad(0x04, "Get", "PortCounters", transaction_id=3, port_select=1))
+mad[MAD_CLASS_AT] = PERF_LIKE
+pkt = decode(mad_packet(bytes(mad), slid=1, dlid=2), "ib")
+hdr = madinfo.mad_header(pkt)
+print(json.dumps({"port_select": pkt.values_of("infiniband.portcounters.portselect"),
+                  "info": madinfo.mad_info(hdr), "bare": decode_mad(bytes(mad)).problems}))
+'''
+
+
+def test_a_mad_class_added_to_the_graph_reaches_decoder_and_cli():
+    at = MAD_HEADER.by_name["mgmt_class"].offset
+    out = json.loads(run_extended(f"MAD_CLASS_AT = {at}\n" + _NEW_CLASS).strip().splitlines()[-1])
+    assert out["port_select"] == [1]
+    assert out["info"] == ["PERF (PortCounters)", True]
+    assert out["bare"] == []
