@@ -57,6 +57,13 @@ NXTHDR_IBA = 0x1B                            # GRH NxtHdr: IBA transport follows
 # Well-known QPs (IBA Vol. 1 §3.5.2): subnet management and general services.
 QP_SMI, QP_GSI = 0, 1
 MAD_QPS = (QP_SMI, QP_GSI)
+QKEY_GSI = 0x80010000                        # the GSI's well-known Q_Key (IBA §13.5.3)
+
+# MAD management classes with a class layout of their own (IBA Vol. 1 §13.4.4).
+MGMT_CLASS_SMP_LID, MGMT_CLASS_SMP_DR, MGMT_CLASS_SA = 0x01, 0x81, 0x03
+MGMT_CLASS_PERF, MGMT_CLASS_BM, MGMT_CLASS_DM, MGMT_CLASS_CM = 0x04, 0x05, 0x06, 0x07
+MGMT_CLASS_CC = 0x21                         # congestion control (Annex A10)
+MGMT_CLASSES_VENDOR_OUI = range(0x30, 0x50)  # vendor range 2: RMPP + OUI header
 
 # MAC Control opcodes (802.3 Annex 31B PAUSE, 802.1Qbb PFC).
 MACC_OP_PAUSE, MACC_OP_PFC = 0x0001, 0x0101

@@ -57,6 +57,15 @@ from ibwire.constants import (
     MACC_OP_PAUSE,
     MACC_OP_PFC,
     MAD_QPS,
+    MGMT_CLASS_BM,
+    MGMT_CLASS_CC,
+    MGMT_CLASS_CM,
+    MGMT_CLASS_DM,
+    MGMT_CLASS_PERF,
+    MGMT_CLASS_SA,
+    MGMT_CLASS_SMP_DR,
+    MGMT_CLASS_SMP_LID,
+    MGMT_CLASSES_VENDOR_OUI,
     NXTHDR_IBA,
     PKTLEN_UNIT,
     ROCEV2_PORT,
@@ -142,6 +151,13 @@ class ProtocolGraph:
         self.edges["grh"] = Edge("grh", "nxthdr", {NXTHDR_IBA: "bth"})
         self.edges["macc"] = Edge("macc", "opcode", {MACC_OP_PAUSE: "macc_pause",
                                                      MACC_OP_PFC: "macc_cbfc"})
+        # MAD common header -> class node; `ibwire.mad.classes` maps each class node to
+        # its class layouts and body decoder. Classes not listed: opaque data.
+        self.edges["mad"] = Edge("mad", "mgmt_class", {
+            MGMT_CLASS_SMP_LID: "mad_smp_lid", MGMT_CLASS_SMP_DR: "mad_smp_dr",
+            MGMT_CLASS_SA: "mad_sa", MGMT_CLASS_PERF: "mad_perf", MGMT_CLASS_BM: "mad_bm",
+            MGMT_CLASS_DM: "mad_dm", MGMT_CLASS_CM: "mad_cm", MGMT_CLASS_CC: "mad_cc",
+            **{c: "mad_vendor_oui" for c in MGMT_CLASSES_VENDOR_OUI}})
         self.lengths: tuple[Length, ...] = (
             Length("lrh", "pktlen", PKTLEN_UNIT, "header", "icrc"),
             Length("grh", "paylen", 1, "after", "icrc"),
@@ -204,7 +220,18 @@ class ProtocolGraph:
     def carries_mad(opcode: int, destqp: int, srcqp: int | None) -> bool:
         """A payload is a MAD when a UD SEND Only (with or without immediate) goes to
         or comes from QP0/QP1 (IBA §13.5.1; Wireshark's rule)."""
-        return opcode in MAD_OPCODES and (destqp in MAD_QPS or srcqp in MAD_QPS)
+        return opcode in MAD_OPCODES and ProtocolGraph.on_management_qp(destqp, srcqp)
+
+    @staticmethod
+    def on_management_qp(destqp: int, srcqp: int | None) -> bool:
+        """Either end is QP0 or QP1: those QPs carry MADs only (IBA §3.5.2), so no
+        other payload heuristic may claim the packet, whatever its opcode."""
+        return destqp in MAD_QPS or srcqp in MAD_QPS
+
+    def mad_class(self, mgmt_class: int) -> str:
+        """The class node after a MAD common header ("mad_data" when the class has no
+        layout of its own)."""
+        return self.next("mad", mgmt_class) or "mad_data"
 
     # -- changes ------------------------------------------------------------------
     def add(self, lower: str, value: int, upper: str) -> None:

@@ -15,8 +15,9 @@ Wireshark's (packet-infiniband.c tries it on every SEND payload no MAD claimed):
    datagram mode is UD SEND Only on the IPoIB QP, connected mode (RFC 4755) RC
    or UC SENDs whose message starts with the same 4-byte header (SEND Middle and
    Last carry the rest of the message, no header);
-2. neither BTH DestQP nor (UD) DETH SrcQP is a management QP (0 or 1) and the
-   Q_Key is not the well-known GSI Q_Key 0x80010000: MADs stay MADs;
+2. neither end is a management QP (`GRAPH.on_management_qp`, the QP half of the
+   graph's MAD rule `GRAPH.carries_mad`: QP0/QP1 carry MADs only) and the Q_Key
+   is not the well-known GSI Q_Key 0x80010000: MADs stay MADs;
 3. the payload starts with a known EtherType (IPv4, IPv6, ARP, RARP) followed
    by two zero bytes (the RFC's reserved field), and what follows agrees with it
    (IP version nibble 4 or 6; ARP hardware address size 20).
@@ -33,7 +34,7 @@ from ibwire.constants import (
     ETHERTYPE_IPV6,
     ETHERTYPE_RARP,
     LINKTYPE_IPOIB,
-    MAD_QPS,
+    QKEY_GSI,
 )
 from ibwire.decoder import (
     PAYLOAD_DECODERS,
@@ -58,6 +59,8 @@ from ibwire.fields import (
     rsv,
     uint,
 )
+from ibwire.graph import GRAPH
+from ibwire.headers.carriers import IPV4, IPV6
 from ibwire.headers.opcodes import OPCODES
 from ibwire.headers.routing import RWH
 from ibwire.inner import add_fields
@@ -71,9 +74,8 @@ IPOIB_OPCODES = frozenset(
     and op.name in ("Send First", "Send Only", "Send Only with Immediate"))
 UD_SEND_OPCODES = tuple(c for c in sorted(IPOIB_OPCODES) if OPCODES[c].transport == "UD")
 UC_SEND_ONLY = next(op.code for op in OPCODES if op.label == "UC Send Only")
-GSI_QKEY = 0x80010000
+GSI_QKEY = QKEY_GSI
 IB_HW_ADDR_LEN = 20           # IPoIB link address: flags/QPN (4) + GID (16)
-PSEUDO_HEADER_LEN = 40
 RWH_ETYPE = RWH.by_name["etype"].wsname
 
 REGISTRY.add_protocol("ipoib", "IP over Infiniband")
@@ -104,6 +106,7 @@ IPOIB_DADDR = Layout("ipoib_daddr", None, "Destination address", [
     gid("dgid", "Destination GID", wsname="ipoib.dgid"),
 ], protocol="ipoib")
 REGISTRY.add("ipoib.daddr", NONE, "Destination address")
+PSEUDO_HEADER_LEN = IPOIB_GRH.size   # LINKTYPE_IPOIB's pseudo-header, either form
 
 
 def _arp(name: str, bits: int, label: str, wsname: str, **kw) -> Field:
@@ -133,15 +136,19 @@ _PAYLOAD_LAYOUTS = (IPOIB,)
 # -- the heuristic ---------------------------------------------------------------
 def looks_like_ipoib(payload: bytes) -> bool:
     """Rule 3: a known EtherType, two zero bytes, and a body that agrees with the type."""
-    if len(payload) < IPOIB.size + 1 or payload[2:4] != b"\0\0":
+    if len(payload) < IPOIB.size + 1:
         return False
-    etype = int.from_bytes(payload[:2], "big")
-    if etype == ETHERTYPE_IPV4:
-        return payload[4] >> 4 == 4
-    if etype == ETHERTYPE_IPV6:
-        return payload[4] >> 4 == 6
+    hdr = IPOIB.unpack(payload)
+    if hdr["reserved"] != 0:
+        return False
+    etype = hdr["type"]
+    ip = {ETHERTYPE_IPV4: IPV4, ETHERTYPE_IPV6: IPV6}.get(etype)
+    if ip is not None:
+        at, _, shift, mask = ip.offsets()["version"]
+        return (payload[IPOIB.size + at] >> shift) & mask == ip.defaults["version"]
     if etype in (ETHERTYPE_ARP, ETHERTYPE_RARP):
-        return len(payload) >= IPOIB.size + 5 and payload[IPOIB.size + 4] == IB_HW_ADDR_LEN
+        at = IPOIB.size + ARP_IPOIB.by_name["hw_size"].offset
+        return len(payload) > at and payload[at] == IB_HW_ADDR_LEN
     return False
 
 
@@ -149,7 +156,7 @@ def is_ipoib_payload(opcode: int, destqp: int, srcqp: int | None, q_key: int | N
                      payload: bytes) -> bool:
     """Rules 1-3 of the module docstring (shared with the Scapy guesser); `srcqp` and
     `q_key` are the DETH's, None when the packet has none (RC, UC)."""
-    return (opcode in IPOIB_OPCODES and destqp not in MAD_QPS and srcqp not in MAD_QPS
+    return (opcode in IPOIB_OPCODES and not GRAPH.on_management_qp(destqp, srcqp)
             and q_key != GSI_QKEY and looks_like_ipoib(payload))
 
 
@@ -212,7 +219,7 @@ def decode_ipoib_linktype(pkt: Packet, off: int, end: int) -> None:
     form = IPOIB_DADDR if pkt.data[off:off + 2] == b"\0\0" else IPOIB_GRH
     if take(pkt, form, off, end) is None:
         return
-    off += PSEUDO_HEADER_LEN
+    off += form.size                     # both forms are 40 bytes
     hdr = take(pkt, IPOIB, off, end)
     if hdr is not None:
         _decode_body(pkt, hdr.type, off + IPOIB.size, end)

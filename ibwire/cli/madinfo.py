@@ -12,33 +12,49 @@ from __future__ import annotations
 
 from typing import Any
 
+from ibwire.constants import MGMT_CLASS_CM
 from ibwire.mad import names
+from ibwire.mad.classes import SMP_NODES, class_node
+from ibwire.mad.dispatch import carries_mad
+from ibwire.mad.header import MAD_HEADER
 from ibwire.packet import Packet
 
-SMP_CLASSES = (0x01, 0x81)
-SA_CLASS, PERF_CLASS, CM_CLASS = 0x03, 0x04, 0x07
+# Wireshark's spellings, where they differ from `ibwire.mad.names` (the `ib,mad`
+# histogram and the Info column line up with tshark's text).
+_CLASS_SPELLINGS = {"mad_smp_lid": "SubnMgmt(LID)", "mad_smp_dr": "SubnMgmt(DR)",
+                    "mad_perf": "Perf", "mad_bm": "BM", "mad_cm": "CM", "mad_cc": "CC"}
+_SAME_SPELLING = frozenset({"SubnAdm", "DevMgt", "SNMP"})   # Wireshark's and ours
+CM_CLASS = MGMT_CLASS_CM
+_METHOD_SPELLINGS = {0x07: "TrapResp"}
+# The methods Wireshark names for SMPs and SA MADs (`Subn` / `SubnAdm` + the name).
+_SMP_METHODS = (0x01, 0x02, 0x81, 0x05, 0x07)
+_SA_METHODS = (0x01, 0x81, 0x02, 0x06, 0x86, 0x12, 0x92, 0x13, 0x14, 0x94, 0x15, 0x95)
+_GENERIC_METHODS = (0x01, 0x02, 0x81, 0x03, 0x05, 0x06, 0x86, 0x07, 0x12, 0x92, 0x15, 0x95)
 
-CLASS_NAMES = {
-    0x01: "SubnMgmt(LID)", 0x81: "SubnMgmt(DR)", 0x03: "SubnAdm", 0x04: "Perf",
-    0x05: "BM", 0x06: "DevMgt", 0x07: "CM", 0x08: "SNMP", 0x21: "CC",
-}
-SMP_METHODS = {0x01: "SubnGet", 0x02: "SubnSet", 0x81: "SubnGetResp", 0x05: "SubnTrap",
-               0x07: "SubnTrapResp"}
-SA_METHODS = {0x01: "SubnAdmGet", 0x81: "SubnAdmGetResp", 0x02: "SubnAdmSet",
-              0x06: "SubnAdmReport", 0x86: "SubnAdmReportResp", 0x12: "SubnAdmGetTable",
-              0x92: "SubnAdmGetTableResp", 0x13: "SubnAdmGetTraceTable",
-              0x14: "SubnAdmGetMulti", 0x94: "SubnAdmGetMultiResp", 0x15: "SubnAdmDelete",
-              0x95: "SubnAdmDeleteResp"}
-GENERIC_METHODS = {0x01: "Get", 0x02: "Set", 0x81: "GetResp", 0x03: "Send", 0x05: "Trap",
-                   0x06: "Report", 0x86: "ReportResp", 0x07: "TrapRepress",
-                   0x12: "GetTable", 0x92: "GetTableResp", 0x15: "Delete",
-                   0x95: "DeleteResp"}
+
+def _methods(prefix: str, codes: tuple[int, ...]) -> dict[int, str]:
+    return {m: prefix + (_METHOD_SPELLINGS.get(m, names.METHOD_NAMES[m]) if prefix
+                         else names.METHOD_NAMES[m]) for m in codes}
+
+
+SMP_METHODS = _methods("Subn", _SMP_METHODS)
+SA_METHODS = _methods("SubnAdm", _SA_METHODS)
+GENERIC_METHODS = _methods("", _GENERIC_METHODS)
 # Attribute names come from ibwire.mad.names; the Info column keeps Wireshark's
 # spelling where it differs (so text lines up with tshark's).
 SMP_ATTRS = {**names.SMP_ATTRS, 0x0017: "SLtoVLMapptingTable"}
 SA_ATTRS = names.SA_ATTRS
 CM_ATTRS = names.CM_ATTRS
 PERF_ATTRS = names.PERF_ATTRS
+_ATTRS = {"mad_sa": SA_ATTRS, "mad_perf": PERF_ATTRS, "mad_cm": CM_ATTRS,
+          **{n: SMP_ATTRS for n in SMP_NODES}}
+
+
+def class_label(mgmt_class: int) -> str | None:
+    """Wireshark's name of a management class (None where it has none)."""
+    ours = names.CLASS_NAMES.get(mgmt_class)
+    return _CLASS_SPELLINGS.get(class_node(mgmt_class),
+                                ours if ours in _SAME_SPELLING else None)
 
 
 class MadHeader:
@@ -56,26 +72,21 @@ def _first(pkt: Packet, name: str) -> Any:
 
 
 def mad_header(pkt: Packet) -> MadHeader | None:
-    """The MAD header of a QP0/QP1 datagram: from the decoded fields when ibwire.mad
-    decoded them, else from the first bytes of the payload (as Wireshark selects
-    MADs: source or destination QP 0 or 1)."""
+    """The MAD header of a packet that carries a MAD (the protocol graph's rule): from
+    the decoded fields when ibwire.mad decoded them, else read through the MAD header
+    layout from the payload."""
     cls = _first(pkt, "infiniband.mad.mgmtclass")
     if cls is not None:
         return MadHeader(cls, _first(pkt, "infiniband.mad.method") or 0,
                          _first(pkt, "infiniband.mad.attributeid") or 0,
                          _first(pkt, "infiniband.mad.status") or 0)
-    bth = pkt.layer("bth")
-    if bth is None:
-        return None
-    deth = pkt.layer("deth")
-    qps = {bth.values["destqp"]} | ({deth.values["srcqp"]} if deth is not None else set())
-    if not qps & {0, 1}:
+    if not carries_mad(pkt):
         return None
     pay = pkt.payload
-    if len(pay) < 24:
+    if len(pay) < MAD_HEADER.size:
         return None
-    return MadHeader(pay[1], pay[3], int.from_bytes(pay[16:18], "big"),
-                     int.from_bytes(pay[4:6], "big"))
+    hdr = MAD_HEADER.unpack(pay)
+    return MadHeader(hdr["mgmt_class"], hdr["method"], hdr["attribute_id"], hdr["status"])
 
 
 def _attr(table: dict[int, str], attr: int) -> str:
@@ -84,16 +95,17 @@ def _attr(table: dict[int, str], attr: int) -> str:
 
 def mad_info(mad: MadHeader) -> tuple[str, bool]:
     """(text, replaces_transport_text) for the Info column."""
-    cls, method, attr = mad.mgmt_class, mad.method, mad.attr
-    if cls in SMP_CLASSES:
+    method, attr = mad.method, mad.attr
+    node = class_node(mad.mgmt_class)
+    if node in SMP_NODES:
         return f"{SMP_METHODS.get(method, f'Method 0x{method:02x}')}({_attr(SMP_ATTRS, attr)})", \
             False
-    if cls == SA_CLASS:
+    if node == "mad_sa":
         return f"{SA_METHODS.get(method, f'Method 0x{method:02x}')}({_attr(SA_ATTRS, attr)})", \
             False
-    if cls == CM_CLASS:
+    if node == "mad_cm":
         return f"CM: {CM_ATTRS.get(attr, '(Unknown CM Attribute)')}", True
-    if cls == PERF_CLASS:
+    if node == "mad_perf":
         return f"PERF ({PERF_ATTRS.get(attr, 'Unknown Attribute')})", True
     return "", False
 
@@ -101,10 +113,10 @@ def mad_info(mad: MadHeader) -> tuple[str, bool]:
 def mad_kind(mad: MadHeader) -> tuple[str, str, str]:
     """(class, method, attribute) names for histograms."""
     cls, method, attr = mad.mgmt_class, mad.method, mad.attr
-    cname = CLASS_NAMES.get(cls, f"0x{cls:02x}")
-    table = {0x03: SA_ATTRS, 0x04: PERF_ATTRS, 0x07: CM_ATTRS}.get(
-        cls, SMP_ATTRS if cls in SMP_CLASSES else {})
-    methods = SA_METHODS if cls == SA_CLASS else SMP_METHODS if cls in SMP_CLASSES \
+    node = class_node(cls)
+    cname = class_label(cls) or f"0x{cls:02x}"
+    table = _ATTRS.get(node, {})
+    methods = SA_METHODS if node == "mad_sa" else SMP_METHODS if node in SMP_NODES \
         else GENERIC_METHODS
     mname = methods.get(method, f"0x{method:02x}")
     return f"0x{cls:02x} {cname}", f"0x{method:02x} {mname}", \

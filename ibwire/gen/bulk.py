@@ -8,6 +8,12 @@ every masked field lives), the RoCEv2 UDP checksum from the prefix's partial sum
 `_fill` is a Numba kernel; `_fill.py_func` is its pure-Python twin (tests compare
 them, and both against `encode`).
 
+A template is a whole capture record, record headers made by the capture writers
+(`PcapWriter`, `erf_record`) with a zero timestamp, so lengths, ERF type and flags
+come from there; the kernel patches only the timestamps, PSN, MSN and checksums.
+Which headers a packet carries (and so where its AETH is) is the opcode's chain in
+the protocol graph.
+
 Traffic: `connections` RC QP pairs in round robin; per connection a cycle of three
 messages, each of `msg_pkts` PSNs: RDMA WRITE (+ ACK), SEND (+ ACK), RDMA READ
 (request + responses). PSNs and MSNs advance exactly as in the simulator's clean
@@ -16,6 +22,7 @@ runs (24-bit wrap included), so the RC analyser sees a valid conversation.
 
 from __future__ import annotations
 
+import io
 import time
 import zlib
 from dataclasses import asdict, dataclass
@@ -26,15 +33,33 @@ from numba import njit
 
 from ibwire import crc
 from ibwire.capture import PcapWriter
-from ibwire.constants import LINKTYPE_ERF, LINKTYPE_ETHERNET
+from ibwire.capture.erf import erf_record
+from ibwire.capture.pcap import FILE_HEADER_LEN, RECORD_HEADER_LEN
+from ibwire.constants import (
+    ERF_TYPE_IB,
+    ICRC_LEN,
+    LINKTYPE_ERF,
+    LINKTYPE_ETHERNET,
+    LNH_IBA_GLOBAL,
+    VCRC_LEN,
+)
 from ibwire.gen.fabric import Fabric, bth_offset, make_hosts, udp_source_port
-from ibwire.gen.rcwire import RcInfo, payload, rc_headers
+from ibwire.gen.rcwire import (
+    OP_ACK,
+    OP_READ_REQ,
+    SYN_ACK_UNLIMITED,
+    RcInfo,
+    packet_opcode,
+    payload,
+    rc_headers,
+    read_response_opcode,
+)
 from ibwire.gen.tap import BASE_NS
-from ibwire.headers import AETH, BTH, ERF, ETHERNET, IPV4, IPV6, UDP
+from ibwire.graph import GRAPH
+from ibwire.headers import BTH, ERF, ETHERNET, IPV4, IPV6, LRH, UDP
+from ibwire.inet import ones_sum, udp_pseudo_header
 
 CHUNK = 1 << 16
-ERF_HDR = 16
-PCAP_REC = 16
 
 
 @dataclass
@@ -56,16 +81,18 @@ CRC16_TABLE = np.array(crc.reflected_table(crc.VCRC_POLY_REFLECTED), dtype=np.ui
 # Byte offsets the kernel patches, from the header layouts.
 PSN_WORD = BTH.by_name["a"].offset        # AckReq byte: the ICRC continues from here
 PSN_AT = BTH.by_name["psn"].offset
-MSN_AT = AETH.by_name["msn"].offset
+MSN_AT = GRAPH.extended_layout("aeth").by_name["msn"].offset
 UDP_CSUM_AT = UDP.by_name["checksum"].offset
-ERF_TYPE_AT = ERF.by_name["type"].offset
-ERF_FLAGS_AT = ERF.by_name["cap"].offset
-ERF_RLEN_AT = ERF.by_name["rlen"].offset
-ERF_LCTR_AT = ERF.by_name["lctr"].offset
-ERF_WLEN_AT = ERF.by_name["wlen"].offset
+ERF_TS_AT = RECORD_HEADER_LEN + ERF.by_name["ts_raw"].offset   # within a record
+LNH = LRH.offsets()["lnh"]                                       # (byte, n, shift, mask)
+# The pcap record header starts with the timestamp: seconds, then the fraction
+# (little-endian 32-bit words, as `PcapWriter` writes them).
+PCAP_SEC_AT, PCAP_FRAC_AT = 0, 4
 
-# Template table columns.
-T_OFF, T_LEN, T_BTH, T_AETH, T_ICRC, T_NATIVE, T_UDP, T_CAP, T_CRC, T_VCRC, T_USUM = range(11)
+# Template table columns: T_OFF/T_LEN span the whole record, T_HEAD is the record
+# headers' length; packet offsets (T_BTH...) count from the packet's first byte.
+(T_OFF, T_LEN, T_HEAD, T_BTH, T_AETH, T_ICRC, T_NATIVE, T_UDP, T_CRC, T_VCRC,
+ T_USUM) = range(11)
 T_COLS = 11
 
 
@@ -75,34 +102,24 @@ def _fill(out, tbytes, tinfo, seq_t, seq_psn, seq_msn, seq_ts, erf, crc32t, crc1
     pos = 0
     for i in range(seq_t.shape[0]):
         t = seq_t[i]
-        off, n = int(tinfo[t, T_OFF]), int(tinfo[t, T_LEN])
+        off, rec = int(tinfo[t, T_OFF]), int(tinfo[t, T_LEN])
+        head = int(tinfo[t, T_HEAD])
+        for k in range(rec):
+            out[pos + k] = tbytes[off + k]
         ts = int(seq_ts[i])
         sec = ts // 1000000000
         ns = ts - sec * 1000000000
-        rec = n + ERF_HDR if erf else n
-        # pcap record header (little endian): sec, nsec, incl_len, orig_len
         for k in range(4):
-            out[pos + k] = (sec >> (8 * k)) & 0xFF
-            out[pos + 4 + k] = (ns >> (8 * k)) & 0xFF
-            out[pos + 8 + k] = (rec >> (8 * k)) & 0xFF
-            out[pos + 12 + k] = (rec >> (8 * k)) & 0xFF
-        pos += PCAP_REC
+            out[pos + PCAP_SEC_AT + k] = (sec >> (8 * k)) & 0xFF
+            out[pos + PCAP_FRAC_AT + k] = (ns >> (8 * k)) & 0xFF
         if erf:
+            # erf_ts_from_ns: seconds, and the fraction of 2**32 rounded to nearest
             frac = (ns * 4294967296 + 500000000) // 1000000000
             ets = (sec << 32) | frac
             for k in range(8):
-                out[pos + k] = (ets >> (8 * k)) & 0xFF
-            out[pos + ERF_TYPE_AT] = 21
-            out[pos + ERF_FLAGS_AT] = 0x04 | int(tinfo[t, T_CAP])
-            out[pos + ERF_RLEN_AT] = (rec >> 8) & 0xFF
-            out[pos + ERF_RLEN_AT + 1] = rec & 0xFF
-            out[pos + ERF_LCTR_AT] = 0
-            out[pos + ERF_LCTR_AT + 1] = 0
-            out[pos + ERF_WLEN_AT] = (n >> 8) & 0xFF
-            out[pos + ERF_WLEN_AT + 1] = n & 0xFF
-            pos += ERF_HDR
-        for k in range(n):
-            out[pos + k] = tbytes[off + k]
+                out[pos + ERF_TS_AT + k] = (ets >> (8 * k)) & 0xFF
+        n = rec - head
+        pos += head
         bth = int(tinfo[t, T_BTH])
         psn = int(seq_psn[i])
         out[pos + bth + PSN_AT] = (psn >> 16) & 0xFF
@@ -123,11 +140,11 @@ def _fill(out, tbytes, tinfo, seq_t, seq_psn, seq_msn, seq_ts, erf, crc32t, crc1
             out[pos + icrc + k] = (c >> (8 * k)) & 0xFF
         if tinfo[t, T_NATIVE]:
             v = int(tinfo[t, T_VCRC]) ^ 0xFFFF
-            for k in range(bth + PSN_WORD, icrc + 4):
+            for k in range(bth + PSN_WORD, icrc + ICRC_LEN):
                 v = int(crc16t[(v ^ int(out[pos + k])) & 0xFF]) ^ (v >> 8)
             v = v ^ 0xFFFF
-            out[pos + icrc + 4] = v & 0xFF
-            out[pos + icrc + 5] = (v >> 8) & 0xFF
+            out[pos + icrc + ICRC_LEN] = v & 0xFF
+            out[pos + icrc + ICRC_LEN + 1] = (v >> 8) & 0xFF
         udp = int(tinfo[t, T_UDP])
         if udp >= 0:
             s = int(tinfo[t, T_USUM])
@@ -148,12 +165,6 @@ def _fill(out, tbytes, tinfo, seq_t, seq_psn, seq_msn, seq_ts, erf, crc32t, crc1
     return pos
 
 
-def _ones_sum(data: bytes) -> int:
-    if len(data) % 2:
-        data += b"\0"
-    return sum(int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2))
-
-
 class Templates:
     """The packets of one bulk run, each built once, plus where to patch them."""
 
@@ -162,38 +173,54 @@ class Templates:
         self.blobs: list[bytes] = []
         self.rows: list[list[int]] = []
 
-    def add(self, data: bytes, has_aeth: bool, cap: int) -> int:
+    def add(self, data: bytes, cap: int) -> int:
         enc = self.fabric.encap
         native = self.fabric.native
-        has_grh = native and data[1] & 3 == 3
+        has_grh = native and self._lnh(data) == LNH_IBA_GLOBAL
         bth = bth_offset(enc, has_grh)
-        icrc = len(data) - (6 if native else 4)
+        icrc = len(data) - ICRC_LEN - (VCRC_LEN if native else 0)
         masked = self._masked_prefix(data, bth + PSN_WORD)
         udp = -1
         usum = 0
         if enc.startswith("roce2"):
             ip = ETHERNET.size
             udp = ip + (IPV4.size if enc == "roce2" else IPV6.size)
-            seg = bytearray(data[udp:])
-            seg[UDP_CSUM_AT:UDP_CSUM_AT + 2] = b"\0\0"
-            if enc == "roce2":
-                src = ip + IPV4.by_name["src"].offset
-                pseudo = data[src:src + 8] + b"\0\x11" + len(seg).to_bytes(2, "big")
-            else:
-                src = ip + IPV6.by_name["src"].offset
-                pseudo = data[src:src + 32] + len(seg).to_bytes(4, "big") + b"\0\0\0\x11"
-            usum = _ones_sum(pseudo) + _ones_sum(bytes(seg[:bth + PSN_WORD - udp]))
+            seg = data[udp:]
+            pseudo = udp_pseudo_header(data[ip:udp], len(seg))
+            # The fixed prefix's partial sum (checksum field zero); the kernel adds the rest.
+            prefix = bytearray(seg[:bth + PSN_WORD - udp])
+            prefix[UDP_CSUM_AT:UDP_CSUM_AT + 2] = bytes(2)
+            usum = ones_sum(pseudo) + ones_sum(bytes(prefix))
+        record = erf_record(data, 0, ERF_TYPE_IB, cap) if native else data
+        head = self._record_header(record) + record[:len(record) - len(data)]
         off = sum(len(b) for b in self.blobs)
-        self.blobs.append(data)
-        self.rows.append([off, len(data), bth, bth + BTH.size if has_aeth else -1, icrc,
-                          int(native), udp, cap, zlib.crc32(masked),
+        self.blobs.append(head + data)
+        chain = GRAPH.chain(data[bth + BTH.by_name["opcode"].offset])
+        aeth = -1
+        if "aeth" in chain:
+            before = chain[:chain.index("aeth")]
+            aeth = bth + BTH.size + sum(GRAPH.extended_layout(h).size for h in before)
+        self.rows.append([off, len(head) + len(data), len(head), bth, aeth, icrc,
+                          int(native), udp, zlib.crc32(masked),
                           crc.crc16(data[:bth + PSN_WORD]) if native else 0, usum])
         return len(self.rows) - 1
+
+    def _record_header(self, record: bytes) -> bytes:
+        """The pcap record header `PcapWriter` writes for `record` (timestamp 0)."""
+        buf = io.BytesIO()
+        PcapWriter(buf, LINKTYPE_ERF if self.fabric.native else LINKTYPE_ETHERNET,
+                   nanosecond=True).write(record, ts_ns=0)
+        return buf.getvalue()[FILE_HEADER_LEN:FILE_HEADER_LEN + RECORD_HEADER_LEN]
+
+    @staticmethod
+    def _lnh(data: bytes) -> int:
+        at, _, shift, mask = LNH
+        return (data[at] >> shift) & mask
 
     def _masked_prefix(self, data: bytes, end: int) -> bytes:
         enc = self.fabric.encap
         if self.fabric.native:
-            return crc.icrc_input_native(data, end, data[1] & 3 == 3)
+            return crc.icrc_input_native(data, end, self._lnh(data) == LNH_IBA_GLOBAL)
         if enc == "roce1":
             return crc.icrc_input_roce1(data[ETHERNET.size:end])
         udp = ETHERNET.size + (IPV4.size if enc == "roce2" else IPV6.size)
@@ -216,27 +243,27 @@ def _connection_cycle(cfg: BulkConfig, tpl: Templates, fabric: Fabric, qa: int, 
     def add(src, dst, dqp, info: RcInfo, body: bytes, psn_off: int, msn_off: int) -> None:
         data = fabric.build(src, dst, rc_headers(info, dqp), body, vl=vl, sl=vl, sport=sport,
                             flow=(qa if src is a else qb) & 0xFFFFF)
-        t = tpl.add(data, info.syndrome >= 0, 0 if src is a else 1)
+        t = tpl.add(data, 0 if src is a else 1)
         out.append((t, psn_off, msn_off, int(len(data) * 8 / rate) + 20))
 
     length = (k - 1) * pmtu + cfg.last_len
     base = 0
-    for msg, ops in enumerate(((0x06, 0x07, 0x08, 0x0A), (0x00, 0x01, 0x02, 0x04))):
+    for msg, kind in enumerate(("write", "send")):
         for j in range(k):
-            op = ops[3] if k == 1 else ops[0] if j == 0 else ops[2] if j == k - 1 else ops[1]
+            op = packet_opcode(kind, j, k)
             info = RcInfo(op, 0, ackreq=j == k - 1, plen=pmtu if j < k - 1 else cfg.last_len)
             if msg == 0 and j == 0:
                 info.va, info.rkey, info.dmalen = 0x7F0000000000, 0x1234, length
             add(a, b, qb, info, payload(j * pmtu, info.plen), base + j, 0)
-        add(b, a, qa, RcInfo(0x11, 0, syndrome=0x1F), b"", base + k - 1, msg + 1)
+        add(b, a, qa, RcInfo(OP_ACK, 0, syndrome=SYN_ACK_UNLIMITED), b"", base + k - 1, msg + 1)
         base += k
-    add(a, b, qb, RcInfo(0x0C, 0, ackreq=True, va=0x7F0000100000, rkey=0x4321, dmalen=length),
-        b"", base, 0)
+    add(a, b, qb, RcInfo(OP_READ_REQ, 0, ackreq=True, va=0x7F0000100000, rkey=0x4321,
+                         dmalen=length), b"", base, 0)
     for j in range(k):
-        op = 0x10 if k == 1 else 0x0D if j == 0 else 0x0F if j == k - 1 else 0x0E
+        op = read_response_opcode(j, k)
         info = RcInfo(op, 0, plen=pmtu if j < k - 1 else cfg.last_len)
-        if op != 0x0E:
-            info.syndrome = 0x1F
+        if "aeth" in GRAPH.chain(op):
+            info.syndrome = SYN_ACK_UNLIMITED
         add(b, a, qa, info, payload(j * pmtu, info.plen), base + j, 3)
     return out
 
@@ -267,10 +294,10 @@ def bulk_write(path_or_file: str | IO[bytes], cfg: BulkConfig,
     psn_per_cycle = 3 * cfg.msg_pkts
     erf = fabric.native
     fill = kernel or _fill
-    maxrec = int(tinfo[:, T_LEN].max()) + PCAP_REC + ERF_HDR
+    maxrec = int(tinfo[:, T_LEN].max())
     buf = np.empty(CHUNK * maxrec, dtype=np.uint8)
     opcodes = np.frombuffer(b"".join(tpl.blobs), dtype=np.uint8)[
-        tinfo[:, T_OFF] + tinfo[:, T_BTH]]
+        tinfo[:, T_OFF] + tinfo[:, T_HEAD] + tinfo[:, T_BTH] + BTH.by_name["opcode"].offset]
     counts = np.zeros(len(tinfo), dtype=np.int64)
     t_now = BASE_NS
     written = 0

@@ -30,22 +30,15 @@ from ibwire.capture.pcap import PcapWriter
 from ibwire.constants import ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, LINKTYPE_ERF
 from ibwire.encode import encode
 from ibwire.gen.mads import SERVICE_ID
-from ibwire.headers.bth import BTH
-from ibwire.headers.extended import AETH, DETH
-from ibwire.headers.opcodes import (
-    RC_ACK,
-    RC_SEND_FIRST,
-    RC_SEND_LAST,
-    RC_SEND_MIDDLE,
-    RC_SEND_ONLY,
-    UD_SEND_ONLY,
-)
+from ibwire.gen.rcwire import OP_ACK, SEND_OPS, SYN_ACK_UNLIMITED, transport_headers
+from ibwire.headers.opcodes import UD_SEND_ONLY
 from ibwire.headers.routing import GRH, LRH
 from ibwire.ipoib import ARP_IPOIB, IPOIB, UC_SEND_ONLY
 
 BASE_NS = 1_700_000_000 * 1_000_000_000
 IPOIB_QKEY = 0x0000000B        # the Q_Key of the IPoIB broadcast group (a typical SM's)
 MTU = 256                      # path MTU of the connected-mode segments
+SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_ONLY = SEND_OPS["send"]
 A = {"lid": 1, "gid": "fe80::2:c903:a1:a", "ud_qp": 0x000048, "rc_qp": 0x000049,
      "ip": "10.0.0.1", "ip6": "fe80::202:c903:a1:a", "guid": 0x0002C90300A1000A}
 B = {"lid": 2, "gid": "fe80::2:c903:a1:19", "ud_qp": 0x000050, "rc_qp": 0x000051,
@@ -67,8 +60,9 @@ def _ipoib(etype: int, body: bytes) -> bytes:
 
 def _ud(src: dict, dst: dict | None, payload: bytes, psn: int) -> bytes:
     """Datagram mode: UD SEND Only from src's IPoIB QP (to the broadcast group if no dst)."""
-    bth = BTH(opcode=UD_SEND_ONLY, destqp=dst["ud_qp"] if dst else MCAST_QP, psn=psn)
-    deth = DETH(q_key=IPOIB_QKEY, srcqp=src["ud_qp"])
+    bth, deth = transport_headers(UD_SEND_ONLY, {"deth": {"q_key": IPOIB_QKEY,
+                                                           "srcqp": src["ud_qp"]}},
+                                  destqp=dst["ud_qp"] if dst else MCAST_QP, psn=psn)
     if dst is None:
         return encode(LRH(dlid=BCAST_LID, slid=src["lid"]),
                       GRH(sgid=src["gid"], dgid=BCAST_GID, hoplmt=1), bth, deth,
@@ -78,14 +72,14 @@ def _ud(src: dict, dst: dict | None, payload: bytes, psn: int) -> bytes:
 
 def _rc(src: dict, dst: dict, opcode: int, payload: bytes, psn: int, ack: bool = False) -> bytes:
     return encode(LRH(dlid=dst["lid"], slid=src["lid"]),
-                  BTH(opcode=opcode, destqp=dst["rc_qp"], psn=psn, a=int(ack)),
+                  *transport_headers(opcode, destqp=dst["rc_qp"], psn=psn, a=int(ack)),
                   payload=payload)
 
 
 def _ack(src: dict, dst: dict, psn: int, msn: int) -> bytes:
     return encode(LRH(dlid=dst["lid"], slid=src["lid"]),
-                  BTH(opcode=RC_ACK, destqp=dst["rc_qp"], psn=psn),
-                  AETH(syndrome=0x1F, msn=msn))
+                  *transport_headers(OP_ACK, {"aeth": {"syndrome": SYN_ACK_UNLIMITED, "msn": msn}},
+                                     destqp=dst["rc_qp"], psn=psn))
 
 
 def _mads() -> list[tuple[dict, bytes]]:
@@ -149,20 +143,21 @@ def _connected_mode() -> list[tuple[dict, bytes]]:
         Raw(bytes(i & 0xFF for i in range(600)))))
     parts = [seg[i:i + MTU] for i in range(0, len(seg), MTU)]
     psn = 100
-    out = [(A, _rc(A, B, RC_SEND_ONLY, _ipoib(ETHERTYPE_IPV4, ping), psn, ack=True)),
+    out = [(A, _rc(A, B, SEND_ONLY, _ipoib(ETHERTYPE_IPV4, ping), psn, ack=True)),
            (B, _ack(B, A, psn, 1)),
-           (B, _rc(B, A, RC_SEND_ONLY, _ipoib(ETHERTYPE_IPV4, pong), 500, ack=True)),
+           (B, _rc(B, A, SEND_ONLY, _ipoib(ETHERTYPE_IPV4, pong), 500, ack=True)),
            (A, _ack(A, B, 500, 1))]
-    ops = [RC_SEND_FIRST] + [RC_SEND_MIDDLE] * (len(parts) - 2) + [RC_SEND_LAST]
+    ops = [SEND_FIRST] + [SEND_MIDDLE] * (len(parts) - 2) + [SEND_LAST]
     for i, (op, part) in enumerate(zip(ops, parts), 1):
-        out.append((A, _rc(A, B, op, part, psn + i, ack=op == RC_SEND_LAST)))
+        out.append((A, _rc(A, B, op, part, psn + i, ack=op == SEND_LAST)))
     out.append((B, _ack(B, A, psn + len(parts), 2)))
     uc = _ipoib(ETHERTYPE_IPV6, bytes(IPv6(src=A["ip6"], dst=B["ip6"]) /
                                       ScapyUDP(sport=40001, dport=5002) / Raw(b"UC")))
     out.append((A, encode(LRH(dlid=B["lid"], slid=A["lid"]),
-                          BTH(opcode=UC_SEND_ONLY, destqp=B["rc_qp"], psn=7), payload=uc)))
+                          *transport_headers(UC_SEND_ONLY, destqp=B["rc_qp"], psn=7),
+                          payload=uc)))
     # An RC SEND that is not IPoIB (reserved bytes not zero): stays data.
-    out.append((A, _rc(A, B, RC_SEND_ONLY, b"\x08\x00\x12\x34" + bytes(20), psn + 10)))
+    out.append((A, _rc(A, B, SEND_ONLY, b"\x08\x00\x12\x34" + bytes(20), psn + 10)))
     return out
 
 

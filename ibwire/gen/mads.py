@@ -10,14 +10,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from ibwire.mad import build_mad, cm_mad, sa_mad
+from ibwire.constants import (
+    MGMT_CLASS_CM,
+    MGMT_CLASS_SA,
+    MGMT_CLASS_SMP_DR,
+    MGMT_CLASS_SMP_LID,
+    QKEY_GSI,
+    QP_GSI,
+    QP_SMI,
+)
+from ibwire.mad import MAD_HEADER, attribute_id, build_mad, cm_mad, sa_mad
+from ibwire.mad.classes import SMP_NODES, class_node
+from ibwire.mad.names import METHOD_NAMES
 
-SMP_LID, SMP_DR, SA, CM = 0x01, 0x81, 0x03, 0x07
-GET, SET, SEND, GET_RESP = 0x01, 0x02, 0x03, 0x81
-NODE_DESCRIPTION, NODE_INFO, PORT_INFO = 0x0010, 0x0011, 0x0015
-PATH_RECORD = 0x0035
-CM_REQ, CM_REP, CM_RTU, CM_DREQ, CM_DREP = 0x0010, 0x0013, 0x0014, 0x0015, 0x0016
-GSI_QKEY = 0x80010000
+SMP_LID, SMP_DR, SA, CM = MGMT_CLASS_SMP_LID, MGMT_CLASS_SMP_DR, MGMT_CLASS_SA, MGMT_CLASS_CM
+GET, SET, SEND, GET_RESP = (next(m for m, n in METHOD_NAMES.items() if n == name)
+                            for name in ("Get", "Set", "Send", "GetResp"))
+NODE_DESCRIPTION, NODE_INFO, PORT_INFO = (attribute_id(SMP_DR, n) for n in
+                                          ("NodeDescription", "NodeInfo", "PortInfo"))
+PATH_RECORD = attribute_id(SA, "PathRecord")
+CM_REQ, CM_REP, CM_RTU, CM_DREQ, CM_DREP = (
+    attribute_id(CM, n) for n in ("ConnectRequest", "ConnectReply", "ReadyToUse",
+                                  "DisconnectRequest", "DisconnectReply"))
+GSI_QKEY = QKEY_GSI
 MTU_CODES = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
 RATE_100G, RATE_25G = 16, 15
 SERVICE_ID = 0x0002C90000001234   # a made-up, non-IP-CM service (no RDMA-CM private data)
@@ -117,5 +132,12 @@ def cm_simple(attr_id: int, tid: int, comm_id: int, remote_comm_id: int,
 
 
 def describe(mad: bytes) -> tuple[int, int, int, int]:
-    """(class, method, attribute id, transaction id) of a MAD."""
-    return mad[1], mad[3], int.from_bytes(mad[16:18], "big"), int.from_bytes(mad[8:16], "big")
+    """(class, method, attribute id, transaction id) of a MAD, read through the MAD
+    header layout."""
+    hdr = MAD_HEADER.unpack(mad)
+    return hdr["mgmt_class"], hdr["method"], hdr["attribute_id"], hdr["transaction_id"]
+
+
+def mad_qp(mad: bytes) -> int:
+    """The QP a MAD travels on: QP0 for SMPs, QP1 (the GSI) for every other class."""
+    return QP_SMI if class_node(describe(mad)[0]) in SMP_NODES else QP_GSI

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ibwire.constants import QP_SMI
 from ibwire.gen import mads
 from ibwire.gen.net import Outbox, Pkt
-from ibwire.headers.bth import BTH
-from ibwire.headers.extended import DETH
+from ibwire.gen.rcwire import transport_headers
 from ibwire.headers.opcodes import UD_SEND_ONLY
 
 if TYPE_CHECKING:
@@ -43,12 +43,13 @@ class MadAgent:
         self.psn = {0: rng.randrange(1 << 24), 1: rng.randrange(1 << 24)}
 
     def send(self, qp: int, mad: bytes) -> Pkt:
-        smp = qp == 0
+        smp = qp == QP_SMI
         native = self.ctx.fabric.native
         psn = self.psn[qp]
         self.psn[qp] = (psn + 1) & 0xFFFFFF
-        hdrs = [BTH(opcode=UD_SEND_ONLY, m=1, destqp=qp, psn=psn),
-                DETH(q_key=0 if smp else mads.GSI_QKEY, srcqp=qp)]
+        hdrs = transport_headers(UD_SEND_ONLY, {"deth": {"q_key": 0 if smp else mads.GSI_QKEY,
+                                                         "srcqp": qp}},
+                                 m=1, destqp=qp, psn=psn)
         pkt = self.ctx.packet(self.host, self.peer, "mad", hdrs, mad,
                               vl=15 if smp and native else 0, permissive=smp and native,
                               info=mad, opcode=UD_SEND_ONLY, qp=qp, psn=psn)
@@ -82,7 +83,7 @@ class Management:
     def _tid(self) -> int:
         return self.rng.randrange(1, 1 << 63)
 
-    def exchange(self, src: int, qp: int, mad: bytes, reply: Reply | None,
+    def exchange(self, src: int, mad: bytes, reply: Reply | None,
                  then: Callable[[bytes], None]) -> None:
         """src sends `mad`; the peer answers with reply(mad) (if given); `then` runs
         with whatever arrives at the other end last."""
@@ -93,14 +94,14 @@ class Management:
         else:
             self._answer[(dst, tid)] = reply
             self._expect[(src, tid)] = then
-        self.agents[src].send(qp, mad)
+        self.agents[src].send(mads.mad_qp(mad), mad)
 
     def arrived(self, agent: MadAgent, mad: bytes) -> None:
         me = agent.host.index
         _, _, _, tid = mads.describe(mad)
         answer = self._answer.pop((me, tid), None)
         if answer is not None:
-            agent.send(1 if mad[1] not in (mads.SMP_DR, mads.SMP_LID) else 0, answer(mad))
+            agent.send(mads.mad_qp(mad), answer(mad))
             return
         then = self._expect.pop((me, tid), None)
         if then is not None:
@@ -132,7 +133,7 @@ class Management:
                 return
             method, attr, mod, data, answer = steps[i]
             req = mads.smp_dr(method, self._tid(), attr, data, attr_mod=mod)
-            self.exchange(0, 0, req, lambda m, answer=answer, attr=attr, mod=mod:
+            self.exchange(0, req, lambda m, answer=answer, attr=attr, mod=mod:
                           mads.smp_dr(mads.GET_RESP, mads.describe(m)[3], attr, answer,
                                       attr_mod=mod, returning=True,
                                       return_path=b"\x00\x01"),
@@ -144,7 +145,7 @@ class Management:
         a, b, cfg = self.a, self.b, self.ctx.cfg
         rate = mads.RATE_100G if cfg.link_rate >= 100 else mads.RATE_25G
         query = mads.path_query(self._tid(), b.gid, a.gid)
-        self.exchange(1, 1, query,
+        self.exchange(1, query,
                       lambda m: mads.path_answer(mads.describe(m)[3], b.gid, a.gid, b.lid,
                                                  a.lid, mtu=cfg.pmtu, rate=rate),
                       lambda _m: self._connect(0))
@@ -169,13 +170,13 @@ class Management:
 
         def got_rep(_m: bytes) -> None:
             rtu = mads.cm_simple(mads.CM_RTU, tid, ca, cb)
-            self.exchange(0, 1, rtu, None, lambda _r: self._rtu_arrived(eb, i))
+            self.exchange(0, rtu, None, lambda _r: self._rtu_arrived(eb, i))
             if ea.requester is not None:
                 # A sends only after its RTU is on the wire (the RTU leaves after the
                 # agent's turnaround).
                 self.ctx.clock.after(MAD_DELAY_NS + 1, ea.requester.start)
 
-        self.exchange(0, 1, req, lambda m: mads.cm_rep(
+        self.exchange(0, req, lambda m: mads.cm_rep(
             tid, cb, ca, b.guid, eb.qpn, eb.start_psn, rnr_retry=cfg.rnr_retry), got_rep)
 
     def _rtu_arrived(self, eb: RcEndpoint, i: int) -> None:
@@ -192,5 +193,5 @@ class Management:
         ca, cb = self.comm_ids[i]
         tid = self._tid()
         dreq = mads.cm_simple(mads.CM_DREQ, tid, ca, cb, remote_qpn=eb.qpn)
-        self.exchange(0, 1, dreq, lambda m: mads.cm_simple(mads.CM_DREP, tid, cb, ca),
+        self.exchange(0, dreq, lambda m: mads.cm_simple(mads.CM_DREP, tid, cb, ca),
                       lambda _m: self.close(i + 1))

@@ -14,11 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 from ibwire.gen.fabric import udp_source_port
 from ibwire.gen.net import Outbox, Pkt
-from ibwire.gen.rcwire import ATOMICS, OPS, READ, Msg, RcInfo, npsn, rc_headers
+from ibwire.gen.rcwire import (
+    ATOMICS,
+    OPS,
+    READ,
+    Msg,
+    RcInfo,
+    npsn,
+    rc_headers,
+    transport_headers,
+)
 from ibwire.gen.requester import Requester
 from ibwire.gen.responder import Responder
-from ibwire.headers.bth import BTH
-from ibwire.headers.extended import CNP_PAD
 from ibwire.headers.opcodes import CNP
 
 if TYPE_CHECKING:
@@ -52,7 +59,7 @@ class RcEndpoint:
         """RoCEv2 CNP back to the congested sender's QP (BTH 0x81, BECN, 16 zero bytes)."""
         pkt = self.ctx.packet(
             self.host, self.peer, "cnp",
-            [BTH(opcode=CNP, becn=1, destqp=self.dest_qpn, psn=0, a=0), CNP_PAD()],
+            transport_headers(CNP, becn=1, destqp=self.dest_qpn, psn=0, a=0),
             vl=self.vl, sl=self.sl, opcode=CNP, qp=self.dest_qpn, psn=0, sport=self.sport)
         self.ctx.truth.cnp(pkt, cause)
         self.outbox.put(pkt, self.ctx.now + self.ctx.cfg.resp_delay_ns)

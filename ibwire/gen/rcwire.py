@@ -7,11 +7,15 @@ packets carries, and the headers that go on the wire for a transport packet
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ibwire.fields import Header
+from ibwire.graph import GRAPH
 from ibwire.headers.bth import BTH
-from ibwire.headers.extended import AETH, IETH, RETH, AtomicAckETH, AtomicETH, ImmDt
+from ibwire.headers.extended import AETH, SYNDROME_TYPES
+from ibwire.headers.opcodes import OPCODES
 
 PSN_MOD = 1 << 24
 PSN_MASK = PSN_MOD - 1
@@ -26,35 +30,86 @@ def psn_diff(a: int, b: int) -> int:
     return ((a - b + (1 << 23)) & PSN_MASK) - (1 << 23)
 
 
+# Opcodes come from the opcode table by name (`headers.opcodes.OPCODES`); which
+# extended headers an opcode carries comes from the protocol graph (`GRAPH.chain`).
+def rc_opcode(name: str) -> int:
+    """The RC opcode whose operation is called `name` ("RDMA Write First", ...)."""
+    for op in OPCODES:
+        if op.transport == "RC" and op.valid and op.name == name:
+            return op.code
+    raise KeyError(f"no RC opcode named {name!r}")
+
+
+def _message_opcodes(message: str, last: str = "Last", only: str = "Only"
+                     ) -> tuple[int, int, int, int]:
+    """(first, middle, last, only) opcodes of a multi-packet message kind."""
+    return (rc_opcode(f"{message} First"), rc_opcode(f"{message} Middle"),
+            rc_opcode(f"{message} {last}"), rc_opcode(f"{message} {only}"))
+
+
 # Work-request kinds and their opcodes: (first, middle, last, only).
 SEND_OPS = {
-    "send": (0x00, 0x01, 0x02, 0x04),
-    "send_imm": (0x00, 0x01, 0x03, 0x05),
-    "send_inv": (0x00, 0x01, 0x16, 0x17),
-    "write": (0x06, 0x07, 0x08, 0x0A),
-    "write_imm": (0x06, 0x07, 0x09, 0x0B),
+    "send": _message_opcodes("Send"),
+    "send_imm": _message_opcodes("Send", "Last with Immediate", "Only with Immediate"),
+    "send_inv": _message_opcodes("Send", "Last with Invalidate", "Only with Invalidate"),
+    "write": _message_opcodes("RDMA Write"),
+    "write_imm": _message_opcodes("RDMA Write", "Last with Immediate", "Only with Immediate"),
 }
 READ, CMP_SWAP, FETCH_ADD = "read", "cmp_swap", "fetch_add"
-ATOMICS = {CMP_SWAP: 0x13, FETCH_ADD: 0x14}
+ATOMICS = {CMP_SWAP: rc_opcode("CmpSwap"), FETCH_ADD: rc_opcode("FetchAdd")}
 OPS = tuple(SEND_OPS) + (READ, CMP_SWAP, FETCH_ADD)
 
-OP_READ_REQ, OP_ACK, OP_ATOMIC_ACK = 0x0C, 0x11, 0x12
-RESP_FIRST, RESP_MIDDLE, RESP_LAST, RESP_ONLY = 0x0D, 0x0E, 0x0F, 0x10
-# Opcodes that consume a receive WQE at the responder (and so can draw an RNR NAK).
-NEEDS_RQ = frozenset({0x00, 0x04, 0x05, 0x17, 0x09, 0x0B})
-# Opcodes after which a message is complete at the responder (MSN += 1).
-MSG_END = frozenset({0x02, 0x03, 0x04, 0x05, 0x16, 0x17, 0x08, 0x09, 0x0A, 0x0B,
-                     0x0C, 0x13, 0x14})
-MSG_START = frozenset({0x00, 0x04, 0x05, 0x17, 0x06, 0x0A, 0x0B, 0x0C, 0x13, 0x14})
-WITH_RETH = frozenset({0x06, 0x0A, 0x0B, 0x0C})
-WITH_IMM = frozenset({0x03, 0x05, 0x09, 0x0B})
-WITH_IETH = frozenset({0x16, 0x17})
-WITH_AETH = frozenset({RESP_FIRST, RESP_LAST, RESP_ONLY, OP_ACK, OP_ATOMIC_ACK})
-RESPONSES = frozenset({RESP_FIRST, RESP_MIDDLE, RESP_LAST, RESP_ONLY, OP_ACK, OP_ATOMIC_ACK})
+OP_READ_REQ = rc_opcode("RDMA Read Request")
+OP_ACK, OP_ATOMIC_ACK = rc_opcode("Acknowledge"), rc_opcode("Atomic Acknowledge")
+RESP_FIRST, RESP_MIDDLE, RESP_LAST, RESP_ONLY = _message_opcodes("RDMA Read Response")
 
-SYN_ACK_UNLIMITED = 0x1F
-SYN_RNR = 0x20
-SYN_NAK_SEQ = 0x60
+# Requests the generator sends; single-packet ones both start and end a message.
+_SINGLE = frozenset({OP_READ_REQ, *ATOMICS.values()})
+_MULTI = frozenset(op for ops in SEND_OPS.values() for op in ops)
+
+
+def _position(code: int) -> str:
+    """First, Middle, Last or Only: where a packet of this opcode sits in its message."""
+    words = OPCODES[code].name.split()
+    return next((w for w in words if w in ("First", "Middle", "Last", "Only")), "Only")
+
+
+MSG_START = frozenset(op for op in _MULTI if _position(op) in ("First", "Only")) | _SINGLE
+# Opcodes after which a message is complete at the responder (MSN += 1).
+MSG_END = frozenset(op for op in _MULTI if _position(op) in ("Last", "Only")) | _SINGLE
+# Opcodes that consume a receive WQE at the responder (and so can draw an RNR NAK):
+# the start of a SEND, and the end of an RDMA WRITE with immediate (IBA §9.7.5.1).
+NEEDS_RQ = frozenset(
+    op for op in _MULTI
+    if (OPCODES[op].name.startswith("Send") and op in MSG_START)
+    or (OPCODES[op].name.startswith("RDMA Write") and "immdt" in GRAPH.chain(op)))
+RESPONSES = frozenset(op.code for op in OPCODES if op.transport == "RC" and op.is_response)
+
+# AETH syndrome: the type and 5-bit value are the AETH layout's overlay fields.
+_SYN_TYPE = AETH.offsets()["syndrome_type"]     # (byte, nbytes, shift, mask)
+_SYN_VALUE = AETH.offsets()["credit_count"]     # the same bits as timer / error code
+SYN_TYPE_ACK, SYN_TYPE_RNR, SYN_TYPE_NAK = (next(k for k, v in SYNDROME_TYPES.items()
+                                                 if v == name)
+                                            for name in ("ACK", "RNR NAK", "NAK"))
+
+
+def syndrome_type(syndrome: int) -> int:
+    """ACK (0), RNR NAK (1), reserved (2) or NAK (3)."""
+    return (syndrome >> _SYN_TYPE[2]) & _SYN_TYPE[3]
+
+
+def syndrome_value(syndrome: int) -> int:
+    """Credit count, RNR timer code or NAK code."""
+    return (syndrome >> _SYN_VALUE[2]) & _SYN_VALUE[3]
+
+
+def make_syndrome(kind: int, value: int) -> int:
+    return ((kind & _SYN_TYPE[3]) << _SYN_TYPE[2]) | ((value & _SYN_VALUE[3]) << _SYN_VALUE[2])
+
+
+SYN_ACK_UNLIMITED = make_syndrome(SYN_TYPE_ACK, _SYN_VALUE[3])   # credit code 31: no credit info
+SYN_RNR = make_syndrome(SYN_TYPE_RNR, 0)
+SYN_NAK_SEQ = make_syndrome(SYN_TYPE_NAK, 0)                      # PSN sequence error
 
 
 def npsn(op: str, length: int, pmtu: int) -> int:
@@ -142,25 +197,34 @@ class RcInfo:
     extra: dict = field(default_factory=dict)
 
 
+# Extended header layout name -> its values for an RC packet. A header the graph puts
+# in a chain that is not listed here goes on the wire with its layout's defaults.
+_ETH_VALUES: dict[str, Callable[[RcInfo], dict[str, Any]]] = {
+    "reth": lambda i: {"va": i.va, "r_key": i.rkey, "dmalen": i.dmalen},
+    "atomiceth": lambda i: {"va": i.va, "r_key": i.rkey, "swapdt": i.swap, "cmpdt": i.cmp},
+    "aeth": lambda i: {"syndrome": i.syndrome, "msn": i.msn},
+    "atomicacketh": lambda i: {"origremdt": i.orig},
+    "immdt": lambda i: {"data": i.imm},
+    "ieth": lambda i: {"r_key": i.inv_rkey},
+}
+
+
+def transport_headers(opcode: int, values: Mapping[str, Mapping[str, Any]] | None = None,
+                      **bth: Any) -> list[Header]:
+    """BTH (`bth` values) and the opcode's extended-header chain from the protocol graph,
+    in wire order, each filled from `values[<layout name>]` (else its defaults)."""
+    values = values or {}
+    return [BTH(opcode=opcode, **bth)] + [GRAPH.extended_layout(name)(**values.get(name, {}))
+                                          for name in GRAPH.chain(opcode)]
+
+
 def rc_headers(info: RcInfo, destqp: int, pkey: int = 0xFFFF) -> list[Header]:
     """BTH and extended headers, in wire order, for an RC packet."""
     op = info.opcode
-    hdrs: list[Header] = [BTH(opcode=op, se=int(info.se), m=1, p_key=pkey,
-                              fecn=int(info.fecn), becn=int(info.becn), destqp=destqp,
-                              a=int(info.ackreq), psn=info.psn)]
-    if op in WITH_RETH:
-        hdrs.append(RETH(va=info.va, r_key=info.rkey, dmalen=info.dmalen))
-    elif op in ATOMICS.values():
-        hdrs.append(AtomicETH(va=info.va, r_key=info.rkey, swapdt=info.swap, cmpdt=info.cmp))
-    if op in WITH_AETH:
-        hdrs.append(AETH(syndrome=info.syndrome, msn=info.msn))
-    if op == OP_ATOMIC_ACK:
-        hdrs.append(AtomicAckETH(origremdt=info.orig))
-    if op in WITH_IMM:
-        hdrs.append(ImmDt(data=info.imm))
-    elif op in WITH_IETH:
-        hdrs.append(IETH(r_key=info.inv_rkey))
-    return hdrs
+    values = {name: _ETH_VALUES[name](info) for name in GRAPH.chain(op) if name in _ETH_VALUES}
+    return transport_headers(op, values, se=int(info.se), m=1, p_key=pkey,
+                             fecn=int(info.fecn), becn=int(info.becn), destqp=destqp,
+                             a=int(info.ackreq), psn=info.psn)
 
 
 # Payload bytes: printable text so no payload heuristic (RPC-over-RDMA, SMB Direct,

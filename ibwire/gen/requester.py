@@ -50,12 +50,17 @@ from ibwire.gen.rcwire import (
     RESP_MIDDLE,
     RESP_ONLY,
     SEND_OPS,
+    SYN_TYPE_ACK,
+    SYN_TYPE_NAK,
+    SYN_TYPE_RNR,
     Msg,
     RcInfo,
     packet_opcode,
     payload,
     psn_add,
     psn_diff,
+    syndrome_type,
+    syndrome_value,
 )
 from ibwire.headers.extended import RNR_TIMER_US
 
@@ -221,13 +226,13 @@ class Requester:
         info = pkt.info
         op = info.opcode
         if op == OP_ACK:
-            kind, value = info.syndrome >> 5, info.syndrome & 0x1F
-            if kind == 0:
+            kind, value = syndrome_type(info.syndrome), syndrome_value(info.syndrome)
+            if kind == SYN_TYPE_ACK:
                 self.last_credits = value
                 self._acked(info.psn, pkt.tx)
-            elif kind == 1:
+            elif kind == SYN_TYPE_RNR:
                 self._rnr(pkt, value)
-            elif kind == 3 and value == 0:
+            elif kind == SYN_TYPE_NAK and value == 0:
                 self._acked(psn_add(info.psn, -1), pkt.tx)
                 self._go_back(info.psn, "nak_seq", pkt.tx)
             else:

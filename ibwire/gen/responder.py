@@ -42,14 +42,18 @@ from ibwire.gen.rcwire import (
     READ,
     SYN_ACK_UNLIMITED,
     SYN_NAK_SEQ,
-    SYN_RNR,
+    SYN_TYPE_RNR,
     RcInfo,
+    make_syndrome,
     npsn,
     payload,
     psn_add,
     psn_diff,
     read_response_opcode,
+    syndrome_type,
+    syndrome_value,
 )
+from ibwire.graph import GRAPH
 from ibwire.headers.extended import CREDITS, RNR_TIMER_US
 
 if TYPE_CHECKING:
@@ -103,7 +107,7 @@ class Responder:
         op = info.opcode
         if op in NEEDS_RQ and self._no_rq(info):
             self.stats["rnr_naks"] += 1
-            self._nak(info.psn, SYN_RNR | self.cfg.rnr_timer)
+            self._nak(info.psn, make_syndrome(SYN_TYPE_RNR, self.cfg.rnr_timer))
             return
         self.nak_sent = False
         if op == OP_READ_REQ:
@@ -210,11 +214,11 @@ class Responder:
     def _nak(self, psn: int, syndrome: int) -> None:
         self._flush_ack()
         pkt = self._emit(RcInfo(OP_ACK, psn, syndrome=syndrome, msn=self.msn))
-        if syndrome & 0x60 == SYN_RNR:
-            code = syndrome & 0x1F
+        code = syndrome_value(syndrome)
+        if syndrome_type(syndrome) == SYN_TYPE_RNR:
             pkt.meta["rnr_entry"] = self.truth.rnr(pkt, code, RNR_TIMER_US[code])
         else:
-            self.truth.nak(pkt, syndrome & 0x1F, self.msn)
+            self.truth.nak(pkt, code, self.msn)
 
     def _read_responses(self, psn: int, va: int, length: int) -> None:
         pmtu = self.cfg.pmtu
@@ -223,7 +227,7 @@ class Responder:
             op = read_response_opcode(k, n)
             plen = min(pmtu, length - k * pmtu)
             info = RcInfo(op, psn_add(psn, k), plen=plen, poff=va + k * pmtu)
-            if op != 0x0E:
+            if "aeth" in GRAPH.chain(op):
                 info.syndrome, info.msn = self._credit_syndrome(), self.msn
             self._emit(info)
 

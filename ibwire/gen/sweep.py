@@ -18,10 +18,11 @@ import random
 from collections import deque
 from dataclasses import dataclass, field
 
+from ibwire.constants import MGMT_CLASS_SMP_DR
 from ibwire.mad.build import build_mad, mad_packet, smp_get
 
 SWITCH, CA = 2, 1
-DR_CLASS = 0x81
+DR_CLASS = MGMT_CLASS_SMP_DR
 ACTIVE, DOWN = 4, 1
 LINKUP, POLLING, DISABLED = 5, 2, 3
 WIDTH_4X, SPEED_10G, EXT_EDR = 2, 4, 2

@@ -11,9 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ibwire.gen.net import Outbox, Pkt
-from ibwire.gen.rcwire import payload
-from ibwire.headers.bth import BTH
-from ibwire.headers.extended import CNP_PAD, DETH, ImmDt
+from ibwire.gen.rcwire import payload, transport_headers
 from ibwire.headers.opcodes import CNP, UD_SEND_ONLY, UD_SEND_ONLY_IMM
 
 if TYPE_CHECKING:
@@ -49,10 +47,10 @@ class UdPair:
             n = self.rng.choice(sizes)
             op = UD_SEND_ONLY_IMM if imm else UD_SEND_ONLY
             psn = (self.psn + i) & 0xFFFFFF
-            hdrs = [BTH(opcode=op, m=1, destqp=self.dst_qpn, psn=psn),
-                    DETH(q_key=UD_QKEY, srcqp=self.src_qpn)]
+            values = {"deth": {"q_key": UD_QKEY, "srcqp": self.src_qpn}}
             if imm:
-                hdrs.append(ImmDt(data=self.rng.randrange(1 << 32)))
+                values["immdt"] = {"data": self.rng.randrange(1 << 32)}
+            hdrs = transport_headers(op, values, m=1, destqp=self.dst_qpn, psn=psn)
             pkt = self.ctx.packet(self.sender, self.receiver, "ud", hdrs,
                                   payload(i * 31, n), vl=0, opcode=op, qp=self.dst_qpn,
                                   psn=psn, sport=0xC000 | (self.src_qpn & 0x3FFF))
@@ -72,7 +70,7 @@ class UdPair:
                 self.last_cnp = now
                 cnp = self.ctx.packet(
                     self.receiver, self.sender, "cnp",
-                    [BTH(opcode=CNP, becn=1, destqp=self.src_qpn, psn=0), CNP_PAD()],
+                    transport_headers(CNP, becn=1, destqp=self.src_qpn, psn=0),
                     opcode=CNP, qp=self.src_qpn, psn=0,
                     sport=0xC000 | (self.dst_qpn & 0x3FFF))
                 self.ctx.truth.cnp(cnp, pkt)

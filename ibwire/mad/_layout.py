@@ -1,4 +1,11 @@
-"""Compact field helpers for MAD layouts (one line per specification row).
+"""Field helpers for MAD layouts (one line per specification row).
+
+These are `ibwire.fields`' helpers (`uint`, `rsv`, `raw`, `gid`, `text`, `overlay`,
+`derived`, `Layout`) with the defaults MAD tables need: labels made from the field
+name (`port_guid` -> `PortGuid`), integers shown in hex with the narrowest type,
+and the public name given as a suffix (see below). `mad_uint_dec` shows decimal
+(counters), `mad_reserved` is reserved bytes Wireshark shows as
+`infiniband.reserved`, `mad_reserved_bits` reserved bits it does not show.
 
 MAD layouts are written like the IBA tables they come from. Their public names
 follow Wireshark's MAD naming: `<prefix>.<field name without underscores>` by
@@ -26,8 +33,6 @@ from ibwire.fields import (
     DEC,
     HEX,
     IPV4,
-    IPV6,
-    STRING,
     UINT8,
     UINT16,
     UINT24,
@@ -35,6 +40,13 @@ from ibwire.fields import (
     UINT64,
     Field,
     Layout,
+    derived,
+    gid,
+    overlay,
+    raw,
+    rsv,
+    text,
+    uint,
 )
 
 RESERVED = "infiniband.reserved"   # Wireshark's name for every reserved byte range
@@ -52,64 +64,60 @@ def _label(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
 
 
-def u(name: str, bits: int, ws: str | None = "", **kw: Any) -> Field:
+def mad_uint(name: str, bits: int, ws: str | None = "", **kw: Any) -> Field:
     """An unsigned field, shown in hex (Wireshark's default for MAD fields)."""
     kw.setdefault("base", HEX)
     kw.setdefault("ftype", _ft(bits))
-    return Field(name, bits, kw.pop("label", _label(name)), wsname=ws, **kw)
+    return uint(name, bits, kw.pop("label", _label(name)), wsname=ws, **kw)
 
 
-def d(name: str, bits: int, ws: str | None = "", **kw: Any) -> Field:
+def mad_uint_dec(name: str, bits: int, ws: str | None = "", **kw: Any) -> Field:
     """An unsigned field shown in decimal (counters, LIDs in CM)."""
-    return u(name, bits, ws, base=DEC, **kw)
+    return mad_uint(name, bits, ws, base=DEC, **kw)
 
 
-def rb(nbytes: int, ws: str | None = RESERVED) -> Field:
+def mad_reserved(nbytes: int, ws: str | None = RESERVED) -> Field:
     """Reserved whole bytes; Wireshark shows them as `infiniband.reserved`."""
-    return Field("reserved", nbytes * 8, "Reserved", ftype=BYTES, kind="bytes",
-                 reserved=True, wsname=ws)
+    return replace(rsv("reserved", nbytes * 8, ftype=BYTES, wsname=ws), kind="bytes")
 
 
-def rz(bits: int) -> Field:
+def mad_reserved_bits(bits: int) -> Field:
     """Reserved bits Wireshark does not show."""
     kind = "bytes" if bits > 64 else "int"
-    return Field("reserved", bits, "Reserved", ftype=BYTES if kind == "bytes" else _ft(bits),
-                 kind=kind, reserved=True, wsname=None)
+    return replace(rsv("reserved", bits, ftype=BYTES if kind == "bytes" else _ft(bits)),
+                   kind=kind)
 
 
-def raw(name: str, nbytes: int, ws: str | None = "", **kw: Any) -> Field:
-    return Field(name, nbytes * 8, kw.pop("label", _label(name)), ftype=BYTES, kind="bytes",
-                 wsname=ws, **kw)
+def mad_raw(name: str, nbytes: int, ws: str | None = "", **kw: Any) -> Field:
+    return raw(name, nbytes, kw.pop("label", _label(name)), wsname=ws, **kw)
 
 
-def gid(name: str, ws: str | None = "", **kw: Any) -> Field:
-    return Field(name, 128, kw.pop("label", _label(name)), ftype=IPV6, kind="ipv6",
-                 wsname=ws, **kw)
+def mad_gid(name: str, ws: str | None = "", **kw: Any) -> Field:
+    return gid(name, kw.pop("label", _label(name)), wsname=ws, **kw)
 
 
-def text(name: str, nbytes: int, ws: str | None = "", **kw: Any) -> Field:
-    return Field(name, nbytes * 8, kw.pop("label", _label(name)), ftype=STRING,
-                 kind="string", wsname=ws, **kw)
+def mad_text(name: str, nbytes: int, ws: str | None = "", **kw: Any) -> Field:
+    return text(name, nbytes, kw.pop("label", _label(name)), wsname=ws, **kw)
 
 
-def ov(name: str, bit: int, bits: int, ws: str | None = "", **kw: Any) -> Field:
+def mad_overlay(name: str, bit: int, bits: int, ws: str | None = "", **kw: Any) -> Field:
     """A masked view of bits another field of the layout already covers."""
     kw.setdefault("base", HEX)
     kw.setdefault("ftype", _ft(bits))
-    return Field(name, bits, kw.pop("label", _label(name)), wsname=ws, overlay=bit, **kw)
+    return overlay(name, bit, bits, kw.pop("label", _label(name)), wsname=ws, **kw)
 
 
-def der(name: str, fn: Callable[[Mapping[str, Any]], Any], ws: str | None = "",
-        **kw: Any) -> Field:
+def mad_derived(name: str, fn: Callable[[Mapping[str, Any]], Any], ws: str | None = "",
+                **kw: Any) -> Field:
     """A value computed from other fields (no bits of its own)."""
     kw.setdefault("ftype", UINT32)
-    return Field(name, 0, kw.pop("label", _label(name)), wsname=ws, derive=fn, **kw)
+    return derived(name, fn, kw.pop("label", _label(name)), wsname=ws, **kw)
 
 
 def ipv4_tail(name: str, of: str, when: Callable[[Mapping[str, Any]], bool],
               ws: str | None = "") -> Field:
     """The IPv4 address in the last 4 bytes of a 16-byte field (IPv4-mapped GIDs)."""
-    return der(name, lambda v: bytes(v[of][12:16]), ws, ftype=IPV4, present=when)
+    return mad_derived(name, lambda v: bytes(v[of][12:16]), ws, ftype=IPV4, present=when)
 
 
 def _public(prefix: str | None, f: Field) -> str | None:
@@ -128,7 +136,7 @@ def named(prefix: str | None, fields: list[Field]) -> list[Field]:
     return [replace(f, wsname=_public(prefix, f)) for f in fields]
 
 
-def L(name: str, label: str, prefix: str | None, fields: list[Field],
+def mad_layout(name: str, label: str, prefix: str | None, fields: list[Field],
       size: int | None = None, register: bool = True,
       container: str | None = None) -> Layout:
     """Build a MAD layout: public names filled in, duplicate `reserved` names numbered,
@@ -149,7 +157,7 @@ def L(name: str, label: str, prefix: str | None, fields: list[Field],
             raise ValueError(f"layout {name}: {bits} bits exceed {size} bytes")
         if bits < size * 8:
             n = seen.get("reserved", 0)
-            out.append(replace(rz(size * 8 - bits), name="reserved" if n == 0 else
+            out.append(replace(mad_reserved_bits(size * 8 - bits), name="reserved" if n == 0 else
                                f"reserved_{n + 1}"))
     lay = Layout(name, container, label, out, protocol="infiniband", register=register)
     MAD_LAYOUTS[name] = lay
@@ -167,13 +175,13 @@ def filler(kind: str, nbytes: int) -> Layout:
     lay = _DYNAMIC.get(key)
     if lay is None:
         if kind == "pad":
-            fld = rz(nbytes * 8)
+            fld = mad_reserved_bits(nbytes * 8)
         elif kind == "raw":
-            fld = raw("undecoded", nbytes, "infiniband.raw", label="Undecoded bytes")
+            fld = mad_raw("undecoded", nbytes, "infiniband.raw", label="Undecoded bytes")
         else:
-            fld = raw("data", nbytes, "infiniband.mad.rawdata", label="Attribute data")
-        lay = L(f"mad_{kind}{nbytes}", f"MAD {kind} ({nbytes} bytes)", None, [fld],
-                register=False)
+            fld = mad_raw("data", nbytes, "infiniband.mad.rawdata", label="Attribute data")
+        lay = mad_layout(f"mad_{kind}{nbytes}", f"MAD {kind} ({nbytes} bytes)", None, [fld],
+                         register=False)
         _DYNAMIC[key] = lay
     return lay
 
@@ -182,6 +190,7 @@ def is_mad_layout(layout: Layout) -> bool:
     return MAD_LAYOUTS.get(layout.name) is layout
 
 
-__all__ = ["DEC", "HEX", "L", "MAD_LAYOUTS", "RESERVED", "UINT8", "UINT16", "UINT24",
-           "UINT32", "UINT64", "d", "der", "filler", "gid", "ipv4_tail", "is_mad_layout", "named",
-           "ov", "raw", "rb", "rz", "text", "u"]
+__all__ = ["DEC", "HEX", "MAD_LAYOUTS", "RESERVED", "UINT8", "UINT16", "UINT24", "UINT32",
+           "UINT64", "filler", "ipv4_tail", "is_mad_layout", "mad_derived", "mad_gid",
+           "mad_layout", "mad_overlay", "mad_raw", "mad_reserved", "mad_reserved_bits",
+           "mad_text", "mad_uint", "mad_uint_dec", "named"]

@@ -23,12 +23,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ibwire.constants import MAD_SIZE
+from ibwire.constants import (
+    MAD_SIZE,
+    MGMT_CLASS_CC,
+    MGMT_CLASS_CM,
+    MGMT_CLASS_PERF,
+    MGMT_CLASS_SA,
+    MGMT_CLASS_SMP_DR,
+    MGMT_CLASS_SMP_LID,
+    QKEY_GSI,
+    QP_GSI,
+    QP_SMI,
+)
 from ibwire.encode import encode
 from ibwire.headers import BTH, DETH, LRH
+from ibwire.headers.opcodes import UD_SEND_ONLY
 from ibwire.mad.classes import CLASS_VERSIONS
 from ibwire.mad.dispatch import decode_mad, encode_layers
-from ibwire.mad.header import MAD_HEADER
+from ibwire.mad.header import MAD_HEADER, SA_HEADER
 from ibwire.mad.names import METHOD_NAMES, attribute_id
 from ibwire.mad.sa import (
     RECORDS,
@@ -39,8 +51,13 @@ from ibwire.mad.sa import (
 )
 from ibwire.packet import Layer
 
-SMP_CLASSES = (0x01, 0x81)
-GSI_QKEY = 0x80010000
+SMP_CLASSES = (MGMT_CLASS_SMP_LID, MGMT_CLASS_SMP_DR)
+_CLASS = MAD_HEADER.by_name["mgmt_class"]
+_ATTRIBUTE = MAD_HEADER.by_name["attribute_id"]
+# The SA header's AttributeOffset, within the MAD (the SA header ends where data starts).
+_SA_ATTRIBUTE_OFFSET = (SA_DATA_OFFSET - SA_HEADER.size
+                        + SA_HEADER.by_name["attribute_offset"].offset)
+GSI_QKEY = QKEY_GSI
 PERMISSIVE_LID = 0xFFFF
 CM_NAMES = {"REQ": "ConnectRequest", "MRA": "MsgRcptAck", "REJ": "ConnectReject",
             "REP": "ConnectReply", "RTU": "ReadyToUse", "DREQ": "DisconnectRequest",
@@ -50,7 +67,7 @@ CM_NAMES = {"REQ": "ConnectRequest", "MRA": "MsgRcptAck", "REJ": "ConnectReject"
 
 
 # (class, attribute) -> {field: (MAD offset, bytes)} the decoder reads to choose a layout.
-PRESETS = {(0x21, 0x0013): {"log_type": (32, 1)}}
+PRESETS = {(MGMT_CLASS_CC, 0x0013): {"log_type": (32, 1)}}
 
 
 def method_code(method: int | str) -> int:
@@ -144,7 +161,8 @@ def build_mad(mgmt_class: int, method: int | str, attribute: int | str, *,
 
 def _preset(mad: bytes, mgmt_class: int, fields: dict[str, Any]) -> bytes:
     """Write the values the decoder peeks at to choose a layout."""
-    presets = PRESETS.get((mgmt_class, mad[16] << 8 | mad[17]), {})
+    attr = int.from_bytes(mad[_ATTRIBUTE.offset:_ATTRIBUTE.offset + _ATTRIBUTE.bits // 8], "big")
+    presets = PRESETS.get((mgmt_class, attr), {})
     if not any(name in fields for name in presets):
         return mad
     out = bytearray(mad)
@@ -159,13 +177,13 @@ def _smp(method: str, attribute: int | str, dr_path: Iterable[int] | None,
          hop_pointer: int, direction: int, dr_slid: int, dr_dlid: int,
          fields: dict[str, Any], **header: Any) -> bytes:
     if dr_path is None:
-        return build_mad(0x01, method, attribute, **header, **fields)
+        return build_mad(MGMT_CLASS_SMP_LID, method, attribute, **header, **fields)
     path = bytes(dr_path)
     if not path or len(path) > 64:
         raise ValueError("dr_path is [0, port at hop 1, port at hop 2, ...] (1 to 64 entries)")
     hdr = {"status": direction << 15, "class_specific": (hop_pointer << 8) | (len(path) - 1)}
-    return build_mad(0x81, method, attribute, header=hdr, dr_slid=dr_slid, dr_dlid=dr_dlid,
-                     initial_path=path, **header, **fields)
+    return build_mad(MGMT_CLASS_SMP_DR, method, attribute, header=hdr, dr_slid=dr_slid,
+                     dr_dlid=dr_dlid, initial_path=path, **header, **fields)
 
 
 def smp_get(attribute: int | str, *, dr_path: Iterable[int] | None = None,
@@ -223,19 +241,19 @@ def sa_mad(method: int | str, attribute: int | str, records: list[dict[str, Any]
            header: dict[str, int] | None = None, **fields: Any) -> bytes:
     """An SA MAD; with `records` a table (GetTableResp) of records every
     AttributeOffset x 8 bytes (default: the record size rounded up to 8 bytes)."""
-    aid = attribute_id(0x03, attribute)
+    aid = attribute_id(MGMT_CLASS_SA, attribute)
     rec = RECORDS.get(aid)
     common = dict(transaction_id=transaction_id, attribute_modifier=attribute_modifier,
                   header=header, sm_key=sm_key, component_mask=component_mask, **fields)
     if not records or rec is None:
-        return build_mad(0x03, method, aid, **common)
+        return build_mad(MGMT_CLASS_SA, method, aid, **common)
     stride = attribute_offset * 8 if attribute_offset is not None else -(-rec.size // 8) * 8
     if method_code(method) in TABLE_METHODS:
         common["attribute_offset"] = stride // 8
     if len(records) == 1:
         # One record: the decoder lays it out (also records with variable parts).
-        return build_mad(0x03, method, aid, **common, **records[0])
-    base = build_mad(0x03, method, aid, **common)
+        return build_mad(MGMT_CLASS_SA, method, aid, **common, **records[0])
+    base = build_mad(MGMT_CLASS_SA, method, aid, **common)
     area = bytearray()
     for i, values in enumerate(records):
         body = _pack_record(rec.parts, values)
@@ -246,7 +264,8 @@ def sa_mad(method: int | str, attribute: int | str, records: list[dict[str, Any]
         raise ValueError(f"{len(records)} records need {len(area)} bytes; one MAD holds "
                          f"{SA_DATA_SIZE} (RMPP segmentation is not built here)")
     mad = bytearray(base)
-    mad[44:46] = (stride // 8).to_bytes(2, "big")
+    width = SA_HEADER.by_name["attribute_offset"].bits // 8
+    mad[_SA_ATTRIBUTE_OFFSET:_SA_ATTRIBUTE_OFFSET + width] = (stride // 8).to_bytes(width, "big")
     mad[SA_DATA_OFFSET:SA_DATA_OFFSET + len(area)] = area
     return bytes(mad)
 
@@ -255,10 +274,10 @@ def sa_query(attribute: int | str, method: int | str = "GetTable", *,
              component_mask: int | None = None, transaction_id: int = 0,
              sm_key: int = 0, **fields: Any) -> bytes:
     """An SA query whose ComponentMask selects exactly the record fields given."""
-    aid = attribute_id(0x03, attribute)
+    aid = attribute_id(MGMT_CLASS_SA, attribute)
     rec = RECORDS[aid]
     mask = component_mask_of(rec, fields) if component_mask is None else component_mask
-    return build_mad(0x03, method, aid, transaction_id=transaction_id, sm_key=sm_key,
+    return build_mad(MGMT_CLASS_SA, method, aid, transaction_id=transaction_id, sm_key=sm_key,
                      component_mask=mask, **fields)
 
 
@@ -280,16 +299,16 @@ def sa_path_record_query(*, sgid: str | bytes | None = None, dgid: str | bytes |
 def perf_get(attribute: int | str = "PortCounters", *, port_select: int = 1,
              transaction_id: int = 0, **fields: Any) -> bytes:
     """PerfMgt Get(attribute) for a port (PortSelect 255 = all ports)."""
-    if attribute_id(0x04, attribute) == 0x0001:
-        return build_mad(0x04, "Get", attribute, transaction_id=transaction_id, **fields)
-    return build_mad(0x04, "Get", attribute, transaction_id=transaction_id,
+    if attribute_id(MGMT_CLASS_PERF, attribute) == 0x0001:
+        return build_mad(MGMT_CLASS_PERF, "Get", attribute, transaction_id=transaction_id, **fields)
+    return build_mad(MGMT_CLASS_PERF, "Get", attribute, transaction_id=transaction_id,
                      port_select=port_select, **fields)
 
 
 def cm_mad(message: str | int, *, transaction_id: int = 0, **fields: Any) -> bytes:
     """A CM message (Send): `cm_mad("REQ", local_comm_id=..., service_id=..., ...)`."""
     name = CM_NAMES.get(message, message) if isinstance(message, str) else message
-    return build_mad(0x07, "Send", name, transaction_id=transaction_id, **fields)
+    return build_mad(MGMT_CLASS_CM, "Send", name, transaction_id=transaction_id, **fields)
 
 
 # -- the whole packet ---------------------------------------------------------------------
@@ -302,16 +321,16 @@ def mad_packet(mad: bytes, *, slid: int | None = None, dlid: int | None = None, 
     SMPs go QP0 to QP0 on VL15 with Q_Key 0 (directed-route SMPs default to the
     permissive LID 0xFFFF both ways); other classes QP1 to QP1 on VL `vl` (default 0)
     with the GSI Q_Key 0x80010000."""
-    mgmt_class = mad[1] if len(mad) > 1 else 0
+    mgmt_class = mad[_CLASS.offset] if len(mad) > _CLASS.offset else 0
     smp = mgmt_class in SMP_CLASSES
-    if mgmt_class == 0x81:
+    if mgmt_class == MGMT_CLASS_SMP_DR:
         slid = PERMISSIVE_LID if slid is None else slid
         dlid = PERMISSIVE_LID if dlid is None else dlid
     if slid is None or dlid is None:
         raise ValueError("give slid and dlid (only directed-route SMPs have defaults)")
-    qp = 0 if smp else 1
+    qp = QP_SMI if smp else QP_GSI
     lrh = LRH(vl=15 if smp else (vl or 0), sl=sl, dlid=dlid, slid=slid)
-    bth = BTH(opcode=0x64, p_key=p_key, destqp=qp if dest_qp is None else dest_qp, psn=psn)
+    bth = BTH(opcode=UD_SEND_ONLY, p_key=p_key, destqp=qp if dest_qp is None else dest_qp, psn=psn)
     deth = DETH(q_key=(0 if smp else GSI_QKEY) if q_key is None else q_key,
                 srcqp=qp if src_qp is None else src_qp)
     return encode(lrh, bth, deth, payload=bytes(mad))

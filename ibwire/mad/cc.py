@@ -12,55 +12,66 @@ from __future__ import annotations
 
 from ibwire.constants import MAD_SIZE
 from ibwire.mad._ctx import Ctx, Part
-from ibwire.mad._layout import L, d, raw, rz, u
+from ibwire.mad._layout import mad_layout, mad_raw, mad_reserved_bits, mad_uint, mad_uint_dec
 from ibwire.mad.general import CLASS_PORT_INFO, notice_gsi
 from ibwire.mad.header import CC_HEADER, CC_RESERVED
 
-CONGESTION_INFO = L("cc_congestioninfo", "CongestionInfo", "infiniband.congestioninfo", [
-    u("congestion_info", 16), u("control_table_cap", 8), rz(8)])
-CONGESTION_KEY_INFO = L("cc_congestionkeyinfo", "CongestionKeyInfo",
-                        "infiniband.congestionkeyinfo", [
-    u("cc_key", 64), u("cc_key_protect_bit", 1), rz(15), d("cc_key_lease_period", 16),
-    d("cc_key_violations", 16)])
+CONGESTION_INFO = mad_layout("cc_congestioninfo", "CongestionInfo", "infiniband.congestioninfo", [
+    mad_uint("congestion_info", 16), mad_uint("control_table_cap", 8), mad_reserved_bits(8)])
+CONGESTION_KEY_INFO = mad_layout("cc_congestionkeyinfo", "CongestionKeyInfo",
+                                 "infiniband.congestionkeyinfo", [
+    mad_uint("cc_key", 64), mad_uint("cc_key_protect_bit", 1), mad_reserved_bits(15),
+    mad_uint_dec("cc_key_lease_period", 16),
+    mad_uint_dec("cc_key_violations", 16)])
 
 _LOG = "infiniband.congestionlog"
-LOG_SWITCH = L("cc_log_switch", "CongestionLog (switch)", _LOG, [
-    u("log_type", 8), u("congestion_flags", 8), d("log_events_counter", 16),
-    d("current_time_stamp", 32), raw("port_map", 32)])
-LOG_SWITCH_EVENT = L("cc_log_switch_event", "CongestionLogEvent (switch)",
-                     f"{_LOG}.switch", [
-    d("slid", 16), d("dlid", 16), u("sl", 4), rz(28), d("time_stamp", 32)])
-LOG_CA = L("cc_log_ca", "CongestionLog (CA)", _LOG, [
-    u("log_type", 8), u("congestion_flags", 8), d("threshold_event_counter", 16),
-    u("threshold_congestion_event_map", 16), rz(16), d("current_time_stamp", 32)])
-LOG_CA_EVENT = L("cc_log_ca_event", "CongestionLogEvent (CA)", f"{_LOG}.ca", [
-    u("local_qp_cn_entry", 24), u("sl_cn_entry", 4), u("service_type_cn_entry", 4),
-    u("remote_qp_number_cn_entry", 24), rz(8), d("local_lid_cn", 16),
-    d("remote_lid_cn_entry", 16), d("time_stamp_cn_entry", 32)])
+LOG_SWITCH = mad_layout("cc_log_switch", "CongestionLog (switch)", _LOG, [
+    mad_uint("log_type", 8), mad_uint("congestion_flags", 8),
+    mad_uint_dec("log_events_counter", 16),
+    mad_uint_dec("current_time_stamp", 32), mad_raw("port_map", 32)])
+LOG_SWITCH_EVENT = mad_layout("cc_log_switch_event", "CongestionLogEvent (switch)",
+                              f"{_LOG}.switch", [
+    mad_uint_dec("slid", 16), mad_uint_dec("dlid", 16), mad_uint("sl", 4), mad_reserved_bits(28),
+    mad_uint_dec("time_stamp", 32)])
+LOG_CA = mad_layout("cc_log_ca", "CongestionLog (CA)", _LOG, [
+    mad_uint("log_type", 8), mad_uint("congestion_flags", 8),
+    mad_uint_dec("threshold_event_counter", 16),
+    mad_uint("threshold_congestion_event_map", 16), mad_reserved_bits(16),
+    mad_uint_dec("current_time_stamp", 32)])
+LOG_CA_EVENT = mad_layout("cc_log_ca_event", "CongestionLogEvent (CA)", f"{_LOG}.ca", [
+    mad_uint("local_qp_cn_entry", 24), mad_uint("sl_cn_entry", 4),
+    mad_uint("service_type_cn_entry", 4),
+    mad_uint("remote_qp_number_cn_entry", 24), mad_reserved_bits(8),
+    mad_uint_dec("local_lid_cn", 16),
+    mad_uint_dec("remote_lid_cn_entry", 16), mad_uint_dec("time_stamp_cn_entry", 32)])
 LOG_TYPES = {1: "switch", 2: "CA"}
 
-SWITCH_CONGESTION_SETTING = L("cc_switchcongestionsetting", "SwitchCongestionSetting",
-                              "infiniband.switchcongestionsetting", [
-    u("control_map", 32), raw("victim_mask", 32), raw("credit_mask", 32),
-    u("threshold", 4), rz(4), d("packet_size", 8), u("cs_threshold", 4), rz(12),
-    u("cs_return_delay", 16), d("marking_rate", 16)])
-SWITCH_PORT_CONGESTION_ENTRY = L("cc_switchportcongestion", "SwitchPortCongestionSetting "
-                                 "element", "infiniband.switchportcongestionsetting", [
-    u("valid", 1), u("control_type", 1), rz(2), u("threshold", 4), d("packet_size", 8),
-    d("cong_parm_marking_rate", 16)])
-CA_CONGESTION_SETTING = L("cc_cacongestionsetting", "CACongestionSetting",
-                          "infiniband.cacongestionsetting", [
-    u("port_control", 16), u("control_map", 16)])
-CA_CONGESTION_ENTRY = L("cc_cacongestionentry", "CACongestionEntry",
-                        "infiniband.cacongestionsetting.entry", [
-    d("ccti_timer", 16), d("ccti_increase", 8), d("trigger_threshold", 8), d("ccti_min", 8),
-    rz(24)])
-CC_TABLE = L("cc_table", "CongestionControlTable", "infiniband.congestioncontroltable", [
-    d("ccti_limit", 16), rz(16)])
-CC_TABLE_ENTRY = L("cc_table_entry", "CongestionControlTableEntry",
-                   "infiniband.congestioncontroltable.entry", [
-    u("cct_shift", 2), d("cct_multiplier", 14)])
-CC_TIMESTAMP = L("cc_timestamp", "Timestamp", "infiniband.cctimestamp", [d("timestamp", 32)])
+SWITCH_CONGESTION_SETTING = mad_layout("cc_switchcongestionsetting", "SwitchCongestionSetting",
+                                       "infiniband.switchcongestionsetting", [
+    mad_uint("control_map", 32), mad_raw("victim_mask", 32), mad_raw("credit_mask", 32),
+    mad_uint("threshold", 4), mad_reserved_bits(4), mad_uint_dec("packet_size", 8),
+    mad_uint("cs_threshold", 4), mad_reserved_bits(12),
+    mad_uint("cs_return_delay", 16), mad_uint_dec("marking_rate", 16)])
+SWITCH_PORT_CONGESTION_ENTRY = mad_layout("cc_switchportcongestion", "SwitchPortCongestionSetting "
+                                          "element", "infiniband.switchportcongestionsetting", [
+    mad_uint("valid", 1), mad_uint("control_type", 1), mad_reserved_bits(2),
+    mad_uint("threshold", 4), mad_uint_dec("packet_size", 8),
+    mad_uint_dec("cong_parm_marking_rate", 16)])
+CA_CONGESTION_SETTING = mad_layout("cc_cacongestionsetting", "CACongestionSetting",
+                                   "infiniband.cacongestionsetting", [
+    mad_uint("port_control", 16), mad_uint("control_map", 16)])
+CA_CONGESTION_ENTRY = mad_layout("cc_cacongestionentry", "CACongestionEntry",
+                                 "infiniband.cacongestionsetting.entry", [
+    mad_uint_dec("ccti_timer", 16), mad_uint_dec("ccti_increase", 8),
+    mad_uint_dec("trigger_threshold", 8), mad_uint_dec("ccti_min", 8),
+    mad_reserved_bits(24)])
+CC_TABLE = mad_layout("cc_table", "CongestionControlTable", "infiniband.congestioncontroltable", [
+    mad_uint_dec("ccti_limit", 16), mad_reserved_bits(16)])
+CC_TABLE_ENTRY = mad_layout("cc_table_entry", "CongestionControlTableEntry",
+                            "infiniband.congestioncontroltable.entry", [
+    mad_uint("cct_shift", 2), mad_uint_dec("cct_multiplier", 14)])
+CC_TIMESTAMP = mad_layout("cc_timestamp", "Timestamp", "infiniband.cctimestamp", [
+    mad_uint_dec("timestamp", 32)])
 
 
 def _log(ctx: Ctx, limit: int) -> None:

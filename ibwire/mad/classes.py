@@ -14,49 +14,75 @@ what is supported.
 | 0x21 CC | CC_Key, then log data (byte 32) or reserved + attribute (byte 64) (`cc.py`) |
 | 0x30-0x4F vendor range 2 | RMPP, OUI, 216 bytes of data |
 | anything else | 232 bytes of data |
+
+Which class node a management class leads to is the protocol graph's "mad" edge
+(`GRAPH.mad_class`); this module maps each class node to its body decoder (the
+class header, attribute and data layouts), so `GRAPH.add("mad", code, node)`
+teaches the decoder, the Scapy layers and the CLI a class at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from ibwire.constants import (
+    MGMT_CLASS_BM,
+    MGMT_CLASS_CC,
+    MGMT_CLASS_CM,
+    MGMT_CLASS_DM,
+    MGMT_CLASS_PERF,
+    MGMT_CLASS_SA,
+    MGMT_CLASS_SMP_DR,
+    MGMT_CLASS_SMP_LID,
+)
+from ibwire.graph import GRAPH
 from ibwire.mad import cc, cm, perf, sa, smp
 from ibwire.mad._ctx import Ctx, Part
 from ibwire.mad.header import decode_bm, decode_dm, decode_opaque, decode_vendor2
 
 BodyDecoder = Callable[[Ctx], None]
 
-CLASS_DECODERS: dict[int, BodyDecoder] = {
-    0x01: smp.decode_lid, 0x81: smp.decode_dr, 0x03: sa.decode, 0x04: perf.decode,
-    0x05: decode_bm, 0x06: decode_dm, 0x07: cm.decode, 0x21: cc.decode,
-    **{c: decode_vendor2 for c in range(0x30, 0x50)},
+# Class node (the graph's "mad" edge) -> body decoder.
+CLASS_DECODERS: dict[str, BodyDecoder] = {
+    "mad_smp_lid": smp.decode_lid, "mad_smp_dr": smp.decode_dr, "mad_sa": sa.decode,
+    "mad_perf": perf.decode, "mad_bm": decode_bm, "mad_dm": decode_dm, "mad_cm": cm.decode,
+    "mad_cc": cc.decode, "mad_vendor_oui": decode_vendor2, "mad_data": decode_opaque,
 }
+SMP_NODES = frozenset({"mad_smp_lid", "mad_smp_dr"})
 
 # Class version a class uses today (IBA 1.3+): the builders' default.
-CLASS_VERSIONS = {0x01: 1, 0x81: 1, 0x03: 2, 0x04: 1, 0x05: 1, 0x06: 1, 0x07: 2,
-                  0x21: 2}
+CLASS_VERSIONS = {MGMT_CLASS_SMP_LID: 1, MGMT_CLASS_SMP_DR: 1, MGMT_CLASS_SA: 2,
+                  MGMT_CLASS_PERF: 1, MGMT_CLASS_BM: 1, MGMT_CLASS_DM: 1, MGMT_CLASS_CM: 2,
+                  MGMT_CLASS_CC: 2}
+
+
+def class_node(mgmt_class: int) -> str:
+    """The graph's class node for a management class ("mad_smp_lid", "mad_sa", ...)."""
+    return GRAPH.mad_class(mgmt_class)
 
 
 def body_decoder(mgmt_class: int) -> BodyDecoder:
-    return CLASS_DECODERS.get(mgmt_class, decode_opaque)
+    return CLASS_DECODERS.get(class_node(mgmt_class), decode_opaque)
 
 
 def attribute_parts(mgmt_class: int, attribute_id: int) -> tuple[Part, ...] | None:
     """The parts decoding an attribute of a class, or None when kept as bytes."""
-    if mgmt_class in (0x01, 0x81):
+    node = class_node(mgmt_class)
+    if node in SMP_NODES:
         return smp.SMP_ATTRIBUTES.get(attribute_id)
-    if mgmt_class == 0x03:
+    if node == "mad_sa":
         rec = sa.RECORDS.get(attribute_id)
         return rec.parts if rec else None
-    table = {0x04: perf.PERF_ATTRIBUTES, 0x07: cm.CM_MESSAGES, 0x21: cc.CC_ATTRIBUTES}
-    return table.get(mgmt_class, {}).get(attribute_id)
+    table = {"mad_perf": perf.PERF_ATTRIBUTES, "mad_cm": cm.CM_MESSAGES,
+             "mad_cc": cc.CC_ATTRIBUTES}
+    return table.get(node, {}).get(attribute_id)
 
 
 def supported() -> list[tuple[int, int]]:
     """Every (class, attribute ID) with a decoded attribute."""
-    out = [(c, a) for c in (0x01, 0x81) for a in smp.SMP_ATTRIBUTES]
-    out += [(0x03, a) for a in sa.RECORDS]
-    out += [(0x04, a) for a in perf.PERF_ATTRIBUTES]
-    out += [(0x07, a) for a in cm.CM_MESSAGES]
-    out += [(0x21, a) for a in cc.CC_ATTRIBUTES]
+    out = [(c, a) for c in (MGMT_CLASS_SMP_LID, MGMT_CLASS_SMP_DR) for a in smp.SMP_ATTRIBUTES]
+    out += [(MGMT_CLASS_SA, a) for a in sa.RECORDS]
+    out += [(MGMT_CLASS_PERF, a) for a in perf.PERF_ATTRIBUTES]
+    out += [(MGMT_CLASS_CM, a) for a in cm.CM_MESSAGES]
+    out += [(MGMT_CLASS_CC, a) for a in cc.CC_ATTRIBUTES]
     return out

@@ -23,7 +23,18 @@ from typing import Any
 from ibwire.constants import MAD_SIZE
 from ibwire.fields import BYTES, UINT32
 from ibwire.mad._ctx import Ctx, Part
-from ibwire.mad._layout import L, d, der, gid, ipv4_tail, ov, raw, rb, rz, u
+from ibwire.mad._layout import (
+    ipv4_tail,
+    mad_derived,
+    mad_gid,
+    mad_layout,
+    mad_overlay,
+    mad_raw,
+    mad_reserved,
+    mad_reserved_bits,
+    mad_uint,
+    mad_uint_dec,
+)
 from ibwire.mad.general import CLASS_PORT_INFO
 from ibwire.mad.names import (
     CM_APR_STATUS,
@@ -55,56 +66,60 @@ def _not_mapped(name: str):
 
 
 _REQ = "infiniband.cm.req"
-CM_REQ = L("cm_req", "CM ConnectRequest", _REQ, [
-    u("local_comm_id", 32, "infiniband.cm.req"), rb(4),
-    u("service_id", 64),
-    u("local_ca_guid", 64), rb(4), u("local_q_key", 32, "localqkey"),
-    u("local_qpn", 24), u("responder_resources", 8, "responderres"),
-    u("local_eecn", 24), u("initiator_depth", 8, "initdepth"), u("remote_eecn", 24),
-    u("remote_cm_response_timeout", 5, "remoteresptout"),
-    u("transport_service_type", 2, "transpsvctype"),
-    u("end_to_end_flow_control", 1, "e2eflowctrl"),
-    u("starting_psn", 24, "startpsn"),
-    u("local_cm_response_timeout", 5, "localresptout"), u("retry_count", 3, "retrcount"),
-    u("p_key", 16, "pkey"), u("path_mtu", 4, "pppmtu", values=MTUS),
-    u("rdc_exists", 1, "rdcexist"), u("rnr_retry_count", 3, "rnrretrcount"),
-    u("max_cm_retries", 4, "maxcmretr"), u("srq", 1),
-    u("extended_transport_type", 3, "ext_transport"),
-    d("primary_local_lid", 16, "prim_locallid"), d("primary_remote_lid", 16,
-                                                    "prim_remotelid"),
-    gid("primary_local_gid", "prim_localgid", present=_not_mapped("primary_local_gid")),
-    gid("primary_remote_gid", "prim_remotegid", present=_not_mapped("primary_remote_gid")),
-    u("primary_flow_label", 20, "prim_flowlabel", ftype=UINT32),
-    u("primary_reserved0", 6, "prim_reserved0", ftype=UINT32),
-    u("primary_packet_rate", 6, "prim_pktrate", ftype=UINT32, values=RATES),
-    u("primary_traffic_class", 8, "prim_tfcclass"), u("primary_hop_limit", 8, "prim_hoplim"),
-    u("primary_sl", 4, "prim_sl"), u("primary_subnet_local", 1, "prim_subnetlocal"),
-    u("primary_reserved1", 3, "prim_reserved1"),
-    u("primary_local_ack_timeout", 5, "prim_localacktout"),
-    u("primary_reserved2", 3, "prim_reserved2"),
-    d("alternate_local_lid", 16, "alt_locallid"), d("alternate_remote_lid", 16,
-                                                     "alt_remotelid"),
-    raw("alternate_local_gid", 16, "alt_localgid"),
-    raw("alternate_remote_gid", 16, "alt_remotegid"),
-    u("alternate_flow_label", 20, "alt_flowlabel", ftype=UINT32),
-    u("alternate_reserved0", 6, "alt_reserved0", ftype=UINT32),
-    u("alternate_packet_rate", 6, "alt_pktrate", ftype=UINT32, values=RATES),
-    u("alternate_traffic_class", 8, "alt_tfcclass"), u("alternate_hop_limit", 8, "alt_hoplim"),
-    u("alternate_sl", 4, "alt_sl"), u("alternate_subnet_local", 1, "alt_subnetlocal"),
-    u("alternate_reserved1", 3, "alt_reserved1"),
-    u("alternate_local_ack_timeout", 5, "alt_localacktout"),
-    u("alternate_reserved2", 3, "alt_reserved1"),
+CM_REQ = mad_layout("cm_req", "CM ConnectRequest", _REQ, [
+    mad_uint("local_comm_id", 32, "infiniband.cm.req"), mad_reserved(4),
+    mad_uint("service_id", 64),
+    mad_uint("local_ca_guid", 64), mad_reserved(4), mad_uint("local_q_key", 32, "localqkey"),
+    mad_uint("local_qpn", 24), mad_uint("responder_resources", 8, "responderres"),
+    mad_uint("local_eecn", 24), mad_uint("initiator_depth", 8, "initdepth"),
+    mad_uint("remote_eecn", 24),
+    mad_uint("remote_cm_response_timeout", 5, "remoteresptout"),
+    mad_uint("transport_service_type", 2, "transpsvctype"),
+    mad_uint("end_to_end_flow_control", 1, "e2eflowctrl"),
+    mad_uint("starting_psn", 24, "startpsn"),
+    mad_uint("local_cm_response_timeout", 5, "localresptout"),
+    mad_uint("retry_count", 3, "retrcount"),
+    mad_uint("p_key", 16, "pkey"), mad_uint("path_mtu", 4, "pppmtu", values=MTUS),
+    mad_uint("rdc_exists", 1, "rdcexist"), mad_uint("rnr_retry_count", 3, "rnrretrcount"),
+    mad_uint("max_cm_retries", 4, "maxcmretr"), mad_uint("srq", 1),
+    mad_uint("extended_transport_type", 3, "ext_transport"),
+    mad_uint_dec("primary_local_lid", 16, "prim_locallid"),
+    mad_uint_dec("primary_remote_lid", 16, "prim_remotelid"),
+    mad_gid("primary_local_gid", "prim_localgid", present=_not_mapped("primary_local_gid")),
+    mad_gid("primary_remote_gid", "prim_remotegid", present=_not_mapped("primary_remote_gid")),
+    mad_uint("primary_flow_label", 20, "prim_flowlabel", ftype=UINT32),
+    mad_uint("primary_reserved0", 6, "prim_reserved0", ftype=UINT32),
+    mad_uint("primary_packet_rate", 6, "prim_pktrate", ftype=UINT32, values=RATES),
+    mad_uint("primary_traffic_class", 8, "prim_tfcclass"),
+    mad_uint("primary_hop_limit", 8, "prim_hoplim"),
+    mad_uint("primary_sl", 4, "prim_sl"), mad_uint("primary_subnet_local", 1, "prim_subnetlocal"),
+    mad_uint("primary_reserved1", 3, "prim_reserved1"),
+    mad_uint("primary_local_ack_timeout", 5, "prim_localacktout"),
+    mad_uint("primary_reserved2", 3, "prim_reserved2"),
+    mad_uint_dec("alternate_local_lid", 16, "alt_locallid"),
+    mad_uint_dec("alternate_remote_lid", 16, "alt_remotelid"),
+    mad_raw("alternate_local_gid", 16, "alt_localgid"),
+    mad_raw("alternate_remote_gid", 16, "alt_remotegid"),
+    mad_uint("alternate_flow_label", 20, "alt_flowlabel", ftype=UINT32),
+    mad_uint("alternate_reserved0", 6, "alt_reserved0", ftype=UINT32),
+    mad_uint("alternate_packet_rate", 6, "alt_pktrate", ftype=UINT32, values=RATES),
+    mad_uint("alternate_traffic_class", 8, "alt_tfcclass"),
+    mad_uint("alternate_hop_limit", 8, "alt_hoplim"),
+    mad_uint("alternate_sl", 4, "alt_sl"), mad_uint("alternate_subnet_local", 1, "alt_subnetlocal"),
+    mad_uint("alternate_reserved1", 3, "alt_reserved1"),
+    mad_uint("alternate_local_ack_timeout", 5, "alt_localacktout"),
+    mad_uint("alternate_reserved2", 3, "alt_reserved1"),
     # IP CM ServiceID parts (Annex A11.2), only when the prefix selects IP CM.
-    der("service_id_prefix", lambda v: (v["service_id"] >> 24).to_bytes(5, "big"),
-        "serviceid.prefix", ftype=BYTES, present=_ip_sid),
-    ov("service_id_protocol", 104, 8, "serviceid.protocol", present=_ip_sid),
-    ov("service_id_dport", 112, 16, "serviceid.dport", present=_ip_sid),
+    mad_derived("service_id_prefix", lambda v: (v["service_id"] >> 24).to_bytes(5, "big"),
+                "serviceid.prefix", ftype=BYTES, present=_ip_sid),
+    mad_overlay("service_id_protocol", 104, 8, "serviceid.protocol", present=_ip_sid),
+    mad_overlay("service_id_dport", 112, 16, "serviceid.dport", present=_ip_sid),
     ipv4_tail("primary_local_gid_ipv4", "primary_local_gid", _mapped("primary_local_gid"),
               "prim_localgid_ipv4"),
     ipv4_tail("primary_remote_gid_ipv4", "primary_remote_gid",
               _mapped("primary_remote_gid"), "prim_remotegid_ipv4"),
 ])
-CM_REQ_PRIVATE = L("cm_req_private", "CM REQ PrivateData", _REQ, [raw("private", 92)])
+CM_REQ_PRIVATE = mad_layout("cm_req_private", "CM REQ PrivateData", _REQ, [mad_raw("private", 92)])
 
 
 def _ipv(n: int, equal: bool):
@@ -112,65 +127,79 @@ def _ipv(n: int, equal: bool):
 
 
 _IPCM = "infiniband.cm.req.ip_cm"
-CM_REQ_IP_CM = L("cm_req_ipcm", "IP CM Request Msg", _IPCM, [
-    u("majv", 4), u("minv", 4), u("ipv", 4), u("reserved0", 4, "reserved"),
-    u("sport", 16),
-    gid("sip", "sip6", present=_ipv(4, False)), gid("dip", "dip6", present=_ipv(4, False)),
-    raw("private", 56),
+CM_REQ_IP_CM = mad_layout("cm_req_ipcm", "IP CM Request Msg", _IPCM, [
+    mad_uint("majv", 4), mad_uint("minv", 4), mad_uint("ipv", 4),
+    mad_uint("reserved0", 4, "reserved"),
+    mad_uint("sport", 16),
+    mad_gid("sip", "sip6", present=_ipv(4, False)), mad_gid("dip", "dip6", present=_ipv(4, False)),
+    mad_raw("private", 56),
     ipv4_tail("sip4", "sip", _ipv(4, True)), ipv4_tail("dip4", "dip", _ipv(4, True)),
 ], container=_IPCM)
 
 _REP = "infiniband.cm.rep"
-CM_REP = L("cm_rep", "CM ConnectReply", _REP, [
-    u("local_comm_id", 32, _REP), u("remote_comm_id", 32), u("local_q_key", 32, "localqkey"),
-    u("local_qpn", 24), rb(1), u("local_eecn", 24, "localeecn"), rb(1),
-    u("starting_psn", 24, "startpsn"), rb(1),
-    u("responder_resources", 8, "respres"), u("initiator_depth", 8, "initdepth"),
-    u("target_ack_delay", 5, "tgtackdelay"), u("failover_accepted", 2, "failoveracc"),
-    u("end_to_end_flow_control", 1, "e2eflowctrl"),
-    u("rnr_retry_count", 3, "rnrretrcount"), u("srq", 1), u("reserved0", 4, "reserved"),
-    u("local_ca_guid", 64), raw("private", 196),
+CM_REP = mad_layout("cm_rep", "CM ConnectReply", _REP, [
+    mad_uint("local_comm_id", 32, _REP), mad_uint("remote_comm_id", 32),
+    mad_uint("local_q_key", 32, "localqkey"),
+    mad_uint("local_qpn", 24), mad_reserved(1), mad_uint("local_eecn", 24, "localeecn"),
+    mad_reserved(1),
+    mad_uint("starting_psn", 24, "startpsn"), mad_reserved(1),
+    mad_uint("responder_resources", 8, "respres"), mad_uint("initiator_depth", 8, "initdepth"),
+    mad_uint("target_ack_delay", 5, "tgtackdelay"), mad_uint("failover_accepted", 2, "failoveracc"),
+    mad_uint("end_to_end_flow_control", 1, "e2eflowctrl"),
+    mad_uint("rnr_retry_count", 3, "rnrretrcount"), mad_uint("srq", 1),
+    mad_uint("reserved0", 4, "reserved"),
+    mad_uint("local_ca_guid", 64), mad_raw("private", 196),
 ])
-CM_RTU = L("cm_rtu", "CM ReadyToUse", "infiniband.cm.rtu", [
-    u("local_comm_id", 32), u("remote_comm_id", 32), raw("private", 224)])
-CM_REJ = L("cm_rej", "CM ConnectReject", "infiniband.cm.rej", [
-    u("local_comm_id", 32), u("remote_comm_id", 32),
-    u("message_rejected", 2, "msgrej", values=CM_MSG_KINDS), u("reserved0", 6),
-    u("reject_info_length", 7, "rejinfolen"), u("reserved1", 1),
-    u("reason", 16, values=CM_REJ_REASONS), raw("ari", 72), raw("private", 148)])
-CM_DREQ = L("cm_dreq", "CM DisconnectRequest", "infiniband.cm.dreq", [
-    u("local_comm_id", 32), u("remote_comm_id", 32),
-    u("remote_qpn_eecn", 24, "infiniband.cm.req.remoteqpneecn"), rb(1), raw("private", 220)])
-CM_DREP = L("cm_drep", "CM DisconnectReply", "infiniband.cm.drsp", [
-    u("local_comm_id", 32), u("remote_comm_id", 32), raw("private", 224)])
-CM_MRA = L("cm_mra", "CM MsgRcptAck", "infiniband.cm.mra", [
-    u("local_comm_id", 32), u("remote_comm_id", 32),
-    u("message_mraed", 2, values=CM_MSG_KINDS), rz(6), u("service_timeout", 5), rz(3),
-    raw("private", 222)])
-CM_SIDR_REQ = L("cm_sidr_req", "CM ServiceIDResReq", "infiniband.cm.sidr_req", [
-    u("request_id", 32), u("p_key", 16, "pkey"), rz(16), u("service_id", 64),
-    raw("private", 216)])
-CM_SIDR_REP = L("cm_sidr_rep", "CM ServiceIDResReqResp", "infiniband.cm.sidr_rep", [
-    u("request_id", 32), u("status", 8, values=CM_SIDR_STATUS),
-    u("additional_info_length", 8, "addinfolen"), rz(16), u("qpn", 24), rz(8),
-    u("service_id", 64), u("q_key", 32, "qkey"), raw("class_port_info", 72, "addinfo"),
-    raw("private", 136)])
-CM_LAP = L("cm_lap", "CM LoadAlternatePath", "infiniband.cm.lap", [
-    u("local_comm_id", 32), u("remote_comm_id", 32), rz(32),
-    u("remote_qpn_eecn", 24), u("remote_cm_response_timeout", 5), rz(3), rz(32),
-    d("alternate_local_lid", 16, "alt_locallid"), d("alternate_remote_lid", 16,
-                                                     "alt_remotelid"),
-    gid("alternate_local_gid", "alt_localgid"), gid("alternate_remote_gid", "alt_remotegid"),
-    u("alternate_flow_label", 20, "alt_flowlabel"), rz(4),
-    u("alternate_traffic_class", 8, "alt_tfcclass"), u("alternate_hop_limit", 8, "alt_hoplim"),
-    rz(2), u("alternate_packet_rate", 6, "alt_pktrate", values=RATES),
-    u("alternate_sl", 4, "alt_sl"), u("alternate_subnet_local", 1, "alt_subnetlocal"), rz(3),
-    u("alternate_local_ack_timeout", 5, "alt_localacktout"), rz(3),
-    raw("private", 168)])
-CM_APR = L("cm_apr", "CM AlternatePathResponse", "infiniband.cm.apr", [
-    u("local_comm_id", 32), u("remote_comm_id", 32),
-    u("additional_info_length", 8, "addinfolen"), u("ap_status", 8, values=CM_APR_STATUS),
-    rz(16), raw("additional_info", 72, "addinfo"), raw("private", 148)])
+CM_RTU = mad_layout("cm_rtu", "CM ReadyToUse", "infiniband.cm.rtu", [
+    mad_uint("local_comm_id", 32), mad_uint("remote_comm_id", 32), mad_raw("private", 224)])
+CM_REJ = mad_layout("cm_rej", "CM ConnectReject", "infiniband.cm.rej", [
+    mad_uint("local_comm_id", 32), mad_uint("remote_comm_id", 32),
+    mad_uint("message_rejected", 2, "msgrej", values=CM_MSG_KINDS), mad_uint("reserved0", 6),
+    mad_uint("reject_info_length", 7, "rejinfolen"), mad_uint("reserved1", 1),
+    mad_uint("reason", 16, values=CM_REJ_REASONS), mad_raw("ari", 72), mad_raw("private", 148)])
+CM_DREQ = mad_layout("cm_dreq", "CM DisconnectRequest", "infiniband.cm.dreq", [
+    mad_uint("local_comm_id", 32), mad_uint("remote_comm_id", 32),
+    mad_uint("remote_qpn_eecn", 24, "infiniband.cm.req.remoteqpneecn"), mad_reserved(1),
+    mad_raw("private", 220)])
+CM_DREP = mad_layout("cm_drep", "CM DisconnectReply", "infiniband.cm.drsp", [
+    mad_uint("local_comm_id", 32), mad_uint("remote_comm_id", 32), mad_raw("private", 224)])
+CM_MRA = mad_layout("cm_mra", "CM MsgRcptAck", "infiniband.cm.mra", [
+    mad_uint("local_comm_id", 32), mad_uint("remote_comm_id", 32),
+    mad_uint("message_mraed", 2, values=CM_MSG_KINDS), mad_reserved_bits(6),
+    mad_uint("service_timeout", 5), mad_reserved_bits(3),
+    mad_raw("private", 222)])
+CM_SIDR_REQ = mad_layout("cm_sidr_req", "CM ServiceIDResReq", "infiniband.cm.sidr_req", [
+    mad_uint("request_id", 32), mad_uint("p_key", 16, "pkey"), mad_reserved_bits(16),
+    mad_uint("service_id", 64),
+    mad_raw("private", 216)])
+CM_SIDR_REP = mad_layout("cm_sidr_rep", "CM ServiceIDResReqResp", "infiniband.cm.sidr_rep", [
+    mad_uint("request_id", 32), mad_uint("status", 8, values=CM_SIDR_STATUS),
+    mad_uint("additional_info_length", 8, "addinfolen"), mad_reserved_bits(16), mad_uint("qpn", 24),
+    mad_reserved_bits(8),
+    mad_uint("service_id", 64), mad_uint("q_key", 32, "qkey"),
+    mad_raw("class_port_info", 72, "addinfo"),
+    mad_raw("private", 136)])
+CM_LAP = mad_layout("cm_lap", "CM LoadAlternatePath", "infiniband.cm.lap", [
+    mad_uint("local_comm_id", 32), mad_uint("remote_comm_id", 32), mad_reserved_bits(32),
+    mad_uint("remote_qpn_eecn", 24), mad_uint("remote_cm_response_timeout", 5),
+    mad_reserved_bits(3), mad_reserved_bits(32),
+    mad_uint_dec("alternate_local_lid", 16, "alt_locallid"),
+    mad_uint_dec("alternate_remote_lid", 16, "alt_remotelid"),
+    mad_gid("alternate_local_gid", "alt_localgid"),
+    mad_gid("alternate_remote_gid", "alt_remotegid"),
+    mad_uint("alternate_flow_label", 20, "alt_flowlabel"), mad_reserved_bits(4),
+    mad_uint("alternate_traffic_class", 8, "alt_tfcclass"),
+    mad_uint("alternate_hop_limit", 8, "alt_hoplim"),
+    mad_reserved_bits(2), mad_uint("alternate_packet_rate", 6, "alt_pktrate", values=RATES),
+    mad_uint("alternate_sl", 4, "alt_sl"), mad_uint("alternate_subnet_local", 1, "alt_subnetlocal"),
+    mad_reserved_bits(3),
+    mad_uint("alternate_local_ack_timeout", 5, "alt_localacktout"), mad_reserved_bits(3),
+    mad_raw("private", 168)])
+CM_APR = mad_layout("cm_apr", "CM AlternatePathResponse", "infiniband.cm.apr", [
+    mad_uint("local_comm_id", 32), mad_uint("remote_comm_id", 32),
+    mad_uint("additional_info_length", 8, "addinfolen"),
+    mad_uint("ap_status", 8, values=CM_APR_STATUS),
+    mad_reserved_bits(16), mad_raw("additional_info", 72, "addinfo"), mad_raw("private", 148)])
 
 
 def _req_private(ctx: Ctx, limit: int) -> None:

@@ -14,10 +14,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ibwire.constants import MAD_SIZE
+from ibwire.constants import MAD_SIZE, MGMT_CLASS_SMP_DR
 from ibwire.fields import BOOL, STRING, UINT64
 from ibwire.mad._ctx import Ctx
-from ibwire.mad._layout import L, der, gid, ov, raw, rb, u
+from ibwire.mad._layout import (
+    mad_derived,
+    mad_gid,
+    mad_layout,
+    mad_overlay,
+    mad_raw,
+    mad_reserved,
+    mad_uint,
+)
 from ibwire.mad.names import (
     CLASS_NAMES,
     INVALID_FIELD,
@@ -28,42 +36,42 @@ from ibwire.mad.names import (
     status_text,
 )
 
-DR = 0x81
+DR = MGMT_CLASS_SMP_DR
 
 
 def _dr(v: Mapping[str, Any]) -> bool:
     return v["mgmt_class"] == DR
 
 
-MAD_HEADER = L("mad", "MAD Header - Common Management Datagram", "infiniband.mad", [
-    u("base_version", 8),
-    u("mgmt_class", 8, values=CLASS_NAMES),
-    u("class_version", 8),
-    u("method", 8, values=METHOD_NAMES),
-    u("status", 16),
-    u("class_specific", 16),
-    u("transaction_id", 64),
-    u("attribute_id", 16),
-    rb(2),
-    u("attribute_modifier", 32),
+MAD_HEADER = mad_layout("mad", "MAD Header - Common Management Datagram", "infiniband.mad", [
+    mad_uint("base_version", 8),
+    mad_uint("mgmt_class", 8, values=CLASS_NAMES),
+    mad_uint("class_version", 8),
+    mad_uint("method", 8, values=METHOD_NAMES),
+    mad_uint("status", 16),
+    mad_uint("class_specific", 16),
+    mad_uint("transaction_id", 64),
+    mad_uint("attribute_id", 16),
+    mad_reserved(2),
+    mad_uint("attribute_modifier", 32),
     # Views of the method byte and the status word (ibwire names).
-    ov("r", 24, 1, "response", ftype=BOOL, label="Response (R bit)"),
-    ov("status_busy", 47, 1, "status.busy", ftype=BOOL),
-    ov("status_redirect", 46, 1, "status.redirect", ftype=BOOL),
-    ov("status_invalid_field", 43, 3, "status.invalidfield", values=INVALID_FIELD),
-    ov("status_class", 32, 8, "status.classspecific"),
-    der("attribute_name", lambda v: attribute_name(v["mgmt_class"], v["attribute_id"]),
-        "attributename", ftype=STRING),
-    der("status_text", lambda v: status_text(v["mgmt_class"], v["status"]), "statustext",
-        ftype=STRING),
+    mad_overlay("r", 24, 1, "response", ftype=BOOL, label="Response (R bit)"),
+    mad_overlay("status_busy", 47, 1, "status.busy", ftype=BOOL),
+    mad_overlay("status_redirect", 46, 1, "status.redirect", ftype=BOOL),
+    mad_overlay("status_invalid_field", 43, 3, "status.invalidfield", values=INVALID_FIELD),
+    mad_overlay("status_class", 32, 8, "status.classspecific"),
+    mad_derived("attribute_name", lambda v: attribute_name(v["mgmt_class"], v["attribute_id"]),
+                "attributename", ftype=STRING),
+    mad_derived("status_text", lambda v: status_text(v["mgmt_class"], v["status"]), "statustext",
+                ftype=STRING),
     # Directed-route SMP reading of bytes 4-7 (Wireshark's names; D is FT_UINT64 there).
-    ov("d", 32, 1, "infiniband.smpdirected.d", ftype=UINT64, present=_dr,
-       label="D (Direction Bit)"),
-    ov("smp_status", 32, 16, "infiniband.smpdirected.smpstatus", present=_dr),
-    ov("dr_status", 33, 15, "infiniband.smpdirected.status", present=_dr,
-       label="Status (15 bits, without D)"),
-    ov("hop_pointer", 48, 8, "infiniband.smpdirected.hoppointer", present=_dr),
-    ov("hop_count", 56, 8, "infiniband.smpdirected.hopcount", present=_dr),
+    mad_overlay("d", 32, 1, "infiniband.smpdirected.d", ftype=UINT64, present=_dr,
+                label="D (Direction Bit)"),
+    mad_overlay("smp_status", 32, 16, "infiniband.smpdirected.smpstatus", present=_dr),
+    mad_overlay("dr_status", 33, 15, "infiniband.smpdirected.status", present=_dr,
+                label="Status (15 bits, without D)"),
+    mad_overlay("hop_pointer", 48, 8, "infiniband.smpdirected.hoppointer", present=_dr),
+    mad_overlay("hop_count", 56, 8, "infiniband.smpdirected.hopcount", present=_dr),
 ])
 
 
@@ -77,56 +85,57 @@ def _not_data_ack(v: Mapping[str, Any]) -> bool:
 
 # Byte 26 is RRespTime (5 bits) + RMPPFlags (3 bits) as the IBA and libibmad have it;
 # Wireshark 4.0 splits it 4/4 (a pinned difference).
-RMPP = L("rmpp", "RMPP (Reliable Multi-Packet Transaction Protocol)", "infiniband.rmpp", [
-    u("rmpp_version", 8),
-    u("rmpp_type", 8, values=RMPP_TYPES),
-    u("rresp_time", 5),
-    u("rmpp_flags", 3),
-    u("rmpp_status", 8, values=RMPP_STATUS),
-    u("data1", 32, present=_not_data_ack),
-    u("data2", 32, present=_not_data_ack),
-    ov("segment_number", 32, 32, present=_rmpp_type(1, 2)),
-    ov("payload_length", 64, 32, present=_rmpp_type(1)),
-    ov("new_window_last", 64, 32, present=_rmpp_type(2)),
-    ov("active", 23, 1, "flags.active", ftype=BOOL),
-    ov("first", 22, 1, "flags.first", ftype=BOOL),
-    ov("last", 21, 1, "flags.last", ftype=BOOL),
+RMPP = mad_layout("rmpp", "RMPP (Reliable Multi-Packet Transaction Protocol)", "infiniband.rmpp", [
+    mad_uint("rmpp_version", 8),
+    mad_uint("rmpp_type", 8, values=RMPP_TYPES),
+    mad_uint("rresp_time", 5),
+    mad_uint("rmpp_flags", 3),
+    mad_uint("rmpp_status", 8, values=RMPP_STATUS),
+    mad_uint("data1", 32, present=_not_data_ack),
+    mad_uint("data2", 32, present=_not_data_ack),
+    mad_overlay("segment_number", 32, 32, present=_rmpp_type(1, 2)),
+    mad_overlay("payload_length", 64, 32, present=_rmpp_type(1)),
+    mad_overlay("new_window_last", 64, 32, present=_rmpp_type(2)),
+    mad_overlay("active", 23, 1, "flags.active", ftype=BOOL),
+    mad_overlay("first", 22, 1, "flags.first", ftype=BOOL),
+    mad_overlay("last", 21, 1, "flags.last", ftype=BOOL),
 ], container="infiniband.rmpp")
 
-SA_HEADER = L("sa", "SA Header (Subnet Administration)", "infiniband.sa", [
-    u("sm_key", 64),
-    u("attribute_offset", 16),
-    rb(2),
-    u("component_mask", 64),
+SA_HEADER = mad_layout("sa", "SA Header (Subnet Administration)", "infiniband.sa", [
+    mad_uint("sm_key", 64),
+    mad_uint("attribute_offset", 16),
+    mad_reserved(2),
+    mad_uint("component_mask", 64),
 ])
 
-SMP_LID = L("smp_lid", "SMP (LID Routed)", "infiniband.smplid", [
-    u("m_key", 64, "mkey"),
-    rb(32),
+SMP_LID = mad_layout("smp_lid", "SMP (LID Routed)", "infiniband.smplid", [
+    mad_uint("m_key", 64, "mkey"),
+    mad_reserved(32),
 ])
-SMP_LID_TAIL = L("smp_lid_tail", "SMP (LID Routed) reserved", None, [rb(128)])
+SMP_LID_TAIL = mad_layout("smp_lid_tail", "SMP (LID Routed) reserved", None, [mad_reserved(128)])
 
 # Wireshark shows the DR SMP M_Key under the LID-routed name.
-SMP_DR = L("smp_dr", "SMP (Directed Route)", "infiniband.smpdirected", [
-    u("m_key", 64, "infiniband.smplid.mkey"),
-    u("dr_slid", 16),
-    u("dr_dlid", 16),
-    rb(28),
+SMP_DR = mad_layout("smp_dr", "SMP (Directed Route)", "infiniband.smpdirected", [
+    mad_uint("m_key", 64, "infiniband.smplid.mkey"),
+    mad_uint("dr_slid", 16),
+    mad_uint("dr_dlid", 16),
+    mad_reserved(28),
 ])
-SMP_DR_PATHS = L("smp_dr_paths", "SMP (Directed Route) paths", "infiniband.smpdirected", [
-    raw("initial_path", 64),
-    raw("return_path", 64),
+SMP_DR_PATHS = mad_layout("smp_dr_paths", "SMP (Directed Route) paths", "infiniband.smpdirected", [
+    mad_raw("initial_path", 64),
+    mad_raw("return_path", 64),
 ])
 
-GSI_RESERVED = L("gsi_reserved", "Reserved (bytes 24-63)", None, [rb(40)])
-BM_HEADER = L("bm", "Baseboard Management header", "infiniband.bm", [
-    u("b_key", 64), rb(32)])
-CC_HEADER = L("cc", "Congestion Control header", "infiniband.cc", [u("cc_key", 64)])
-CC_RESERVED = L("cc_reserved", "Congestion Control reserved (bytes 32-63)", None, [rb(32)])
-VENDOR2 = L("vendor2", "Vendor class (range 2) header", "infiniband.vendor2", [
-    rb(1), u("oui", 24)])
-NOTICE_ISSUER = L("notice_issuer", "Notice IssuerGID", "infiniband.notice", [
-    gid("issuer_gid")])
+GSI_RESERVED = mad_layout("gsi_reserved", "Reserved (bytes 24-63)", None, [mad_reserved(40)])
+BM_HEADER = mad_layout("bm", "Baseboard Management header", "infiniband.bm", [
+    mad_uint("b_key", 64), mad_reserved(32)])
+CC_HEADER = mad_layout("cc", "Congestion Control header", "infiniband.cc", [mad_uint("cc_key", 64)])
+CC_RESERVED = mad_layout("cc_reserved", "Congestion Control reserved (bytes 32-63)", None, [
+    mad_reserved(32)])
+VENDOR2 = mad_layout("vendor2", "Vendor class (range 2) header", "infiniband.vendor2", [
+    mad_reserved(1), mad_uint("oui", 24)])
+NOTICE_ISSUER = mad_layout("notice_issuer", "Notice IssuerGID", "infiniband.notice", [
+    mad_gid("issuer_gid")])
 
 
 def take_rmpp(ctx: Ctx) -> dict | None:

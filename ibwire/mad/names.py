@@ -9,6 +9,17 @@ them up.
 
 from __future__ import annotations
 
+from ibwire.constants import (
+    MGMT_CLASS_BM,
+    MGMT_CLASS_CC,
+    MGMT_CLASS_CM,
+    MGMT_CLASS_DM,
+    MGMT_CLASS_PERF,
+    MGMT_CLASS_SA,
+    MGMT_CLASS_SMP_DR,
+    MGMT_CLASS_SMP_LID,
+)
+
 CLASS_NAMES: dict[int, str] = {
     0x01: "SubnMgmt (LID routed)", 0x81: "SubnMgmt (directed route)",
     0x03: "SubnAdm", 0x04: "PerfMgt", 0x05: "BaseboardMgt", 0x06: "DevMgt",
@@ -150,10 +161,11 @@ TRAP_NAMES = {64: "GID in service", 65: "GID out of service",
 
 
 def attribute_table(mgmt_class: int) -> dict[int, str]:
-    if mgmt_class in (0x01, 0x81):
+    if mgmt_class in (MGMT_CLASS_SMP_LID, MGMT_CLASS_SMP_DR):
         return SMP_ATTRS
-    return {0x03: SA_ATTRS, 0x04: PERF_ATTRS, 0x05: BM_ATTRS, 0x06: DM_ATTRS,
-            0x07: CM_ATTRS, 0x21: CC_ATTRS}.get(mgmt_class, COMMON_ATTRS)
+    return {MGMT_CLASS_SA: SA_ATTRS, MGMT_CLASS_PERF: PERF_ATTRS, MGMT_CLASS_BM: BM_ATTRS,
+            MGMT_CLASS_DM: DM_ATTRS, MGMT_CLASS_CM: CM_ATTRS,
+            MGMT_CLASS_CC: CC_ATTRS}.get(mgmt_class, COMMON_ATTRS)
 
 
 def attribute_name(mgmt_class: int, attribute_id: int) -> str:
@@ -187,7 +199,7 @@ def class_name(mgmt_class: int) -> str:
 def status_text(mgmt_class: int, status: int) -> str:
     """A readable status: `success`, `busy, redirect`, `SA: no records`, ..."""
     parts = []
-    if mgmt_class == 0x81:
+    if mgmt_class == MGMT_CLASS_SMP_DR:
         status &= 0x7FFF          # bit 15 is the D bit
     if status & 1:
         parts.append("busy")
@@ -198,7 +210,7 @@ def status_text(mgmt_class: int, status: int) -> str:
         parts.append(INVALID_FIELD.get(code, f"reserved invalid-field code {code}"))
     cls = status >> 8
     if cls:
-        if mgmt_class == 0x03:
+        if mgmt_class == MGMT_CLASS_SA:
             parts.append("SA: " + SA_STATUS.get(cls, f"class status {cls}"))
         else:
             parts.append(f"class-specific status 0x{cls:02x}")

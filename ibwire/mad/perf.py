@@ -13,23 +13,26 @@ from __future__ import annotations
 
 from ibwire.fields import NONE, REGISTRY
 from ibwire.mad._ctx import Ctx, Part
-from ibwire.mad._layout import L, d, rb, rz, u
+from ibwire.mad._layout import mad_layout, mad_reserved, mad_reserved_bits, mad_uint, mad_uint_dec
 from ibwire.mad.general import CLASS_PORT_INFO
 from ibwire.mad.header import GSI_RESERVED
 
 _PC = "infiniband.portcounters"
-PORT_COUNTERS = L("portcounters", "PortCounters", _PC, [
-    rb(1), u("port_select", 8), u("counter_select", 16),
-    d("symbol_error_counter", 16), d("link_error_recovery_counter", 8),
-    d("link_downed_counter", 8), d("port_rcv_errors", 16),
-    d("port_rcv_remote_physical_errors", 16), d("port_rcv_switch_relay_errors", 16),
-    d("port_xmit_discards", 16), d("port_xmit_constraint_errors", 8),
-    d("port_rcv_constraint_errors", 8),
-    u("counter_select2", 8),
-    d("local_link_integrity_errors", 4), d("excessive_buffer_overrun_errors", 4),
-    d("qp1_dropped", 16), d("vl15_dropped", 16),
-    d("port_xmit_data", 32), d("port_rcv_data", 32), d("port_xmit_pkts", 32),
-    d("port_rcv_pkts", 32), d("port_xmit_wait", 32),
+PORT_COUNTERS = mad_layout("portcounters", "PortCounters", _PC, [
+    mad_reserved(1), mad_uint("port_select", 8), mad_uint("counter_select", 16),
+    mad_uint_dec("symbol_error_counter", 16), mad_uint_dec("link_error_recovery_counter", 8),
+    mad_uint_dec("link_downed_counter", 8), mad_uint_dec("port_rcv_errors", 16),
+    mad_uint_dec("port_rcv_remote_physical_errors", 16),
+    mad_uint_dec("port_rcv_switch_relay_errors", 16),
+    mad_uint_dec("port_xmit_discards", 16), mad_uint_dec("port_xmit_constraint_errors", 8),
+    mad_uint_dec("port_rcv_constraint_errors", 8),
+    mad_uint("counter_select2", 8),
+    mad_uint_dec("local_link_integrity_errors", 4),
+    mad_uint_dec("excessive_buffer_overrun_errors", 4),
+    mad_uint_dec("qp1_dropped", 16), mad_uint_dec("vl15_dropped", 16),
+    mad_uint_dec("port_xmit_data", 32), mad_uint_dec("port_rcv_data", 32),
+    mad_uint_dec("port_xmit_pkts", 32),
+    mad_uint_dec("port_rcv_pkts", 32), mad_uint_dec("port_xmit_wait", 32),
 ])
 
 _EXT_COUNTERS = ["port_xmit_data", "port_rcv_data", "port_xmit_pkts", "port_rcv_pkts",
@@ -41,39 +44,44 @@ _EXT_COUNTERS = ["port_xmit_data", "port_rcv_data", "port_xmit_pkts", "port_rcv_
                  "port_xmit_constraint_errors", "port_rcv_constraint_errors",
                  "local_link_integrity_errors", "excessive_buffer_overrun_errors",
                  "vl15_dropped", "port_xmit_wait", "qp1_dropped"]
-PORT_COUNTERS_EXT = L("portcounters_ext", "PortCountersExtended", "infiniband.portcounters_ext", [
-    rb(1), u("port_select", 8), u("counter_select", 16), u("counter_select2", 32),
-    *(d(name, 64) for name in _EXT_COUNTERS),
+PORT_COUNTERS_EXT = mad_layout("portcounters_ext", "PortCountersExtended",
+                               "infiniband.portcounters_ext", [
+    mad_reserved(1), mad_uint("port_select", 8), mad_uint("counter_select", 16),
+    mad_uint("counter_select2", 32),
+    *(mad_uint_dec(name, 64) for name in _EXT_COUNTERS),
 ])
 
 _PSC = "infiniband.portsamplescontrol"
-PORT_SAMPLES_CONTROL = L("portsamplescontrol", "PortSamplesControl", _PSC, [
-    u("op_code", 8), u("port_select", 8), u("tick", 8), rz(5), u("counter_width", 3),
-    rz(2), u("counter_mask0", 3), u("counter_masks1to9", 27),
-    rz(1), u("counter_masks10to14", 15),
-    u("sample_mechanisms", 8), rz(6), u("sample_status", 2),
-    u("option_mask", 64), u("vendor_mask", 64),
-    d("sample_start", 32), d("sample_interval", 32), u("tag", 16),
-    *(u(f"counter_select{i}", 16) for i in range(15)),
-    rz(32), u("samples_only_option_mask", 64),
+PORT_SAMPLES_CONTROL = mad_layout("portsamplescontrol", "PortSamplesControl", _PSC, [
+    mad_uint("op_code", 8), mad_uint("port_select", 8), mad_uint("tick", 8), mad_reserved_bits(5),
+    mad_uint("counter_width", 3),
+    mad_reserved_bits(2), mad_uint("counter_mask0", 3), mad_uint("counter_masks1to9", 27),
+    mad_reserved_bits(1), mad_uint("counter_masks10to14", 15),
+    mad_uint("sample_mechanisms", 8), mad_reserved_bits(6), mad_uint("sample_status", 2),
+    mad_uint("option_mask", 64), mad_uint("vendor_mask", 64),
+    mad_uint_dec("sample_start", 32), mad_uint_dec("sample_interval", 32), mad_uint("tag", 16),
+    *(mad_uint(f"counter_select{i}", 16) for i in range(15)),
+    mad_reserved_bits(32), mad_uint("samples_only_option_mask", 64),
 ])
-PORT_SAMPLES_RESULT = L("portsamplesresult", "PortSamplesResult",
-                        "infiniband.portsamplesresult", [
-    u("tag", 16), rz(14), u("sample_status", 2),
-    *(d(f"counter{i}", 32) for i in range(15)),
+PORT_SAMPLES_RESULT = mad_layout("portsamplesresult", "PortSamplesResult",
+                                 "infiniband.portsamplesresult", [
+    mad_uint("tag", 16), mad_reserved_bits(14), mad_uint("sample_status", 2),
+    *(mad_uint_dec(f"counter{i}", 32) for i in range(15)),
 ])
-PORT_RCV_ERROR_DETAILS = L("portrcverrordetails", "PortRcvErrorDetails",
-                           "infiniband.portrcverrordetails", [
-    rz(8), u("port_select", 8), u("counter_select", 16),
-    d("port_local_physical_errors", 16), d("port_malformed_packet_errors", 16),
-    d("port_buffer_overrun_errors", 16), d("port_dlid_mapping_errors", 16),
-    d("port_vl_mapping_errors", 16), d("port_looping_errors", 16),
+PORT_RCV_ERROR_DETAILS = mad_layout("portrcverrordetails", "PortRcvErrorDetails",
+                                    "infiniband.portrcverrordetails", [
+    mad_reserved_bits(8), mad_uint("port_select", 8), mad_uint("counter_select", 16),
+    mad_uint_dec("port_local_physical_errors", 16),
+    mad_uint_dec("port_malformed_packet_errors", 16),
+    mad_uint_dec("port_buffer_overrun_errors", 16), mad_uint_dec("port_dlid_mapping_errors", 16),
+    mad_uint_dec("port_vl_mapping_errors", 16), mad_uint_dec("port_looping_errors", 16),
 ])
-PORT_XMIT_DISCARD_DETAILS = L("portxmitdiscarddetails", "PortXmitDiscardDetails",
-                              "infiniband.portxmitdiscarddetails", [
-    rz(8), u("port_select", 8), u("counter_select", 16),
-    d("port_inactive_discards", 16), d("port_neighbor_mtu_discards", 16),
-    d("port_sw_lifetime_limit_discards", 16), d("port_sw_hoq_lifetime_limit_discards", 16),
+PORT_XMIT_DISCARD_DETAILS = mad_layout("portxmitdiscarddetails", "PortXmitDiscardDetails",
+                                       "infiniband.portxmitdiscarddetails", [
+    mad_reserved_bits(8), mad_uint("port_select", 8), mad_uint("counter_select", 16),
+    mad_uint_dec("port_inactive_discards", 16), mad_uint_dec("port_neighbor_mtu_discards", 16),
+    mad_uint_dec("port_sw_lifetime_limit_discards", 16),
+    mad_uint_dec("port_sw_hoq_lifetime_limit_discards", 16),
 ])
 
 PERF_ATTRIBUTES: dict[int, tuple[Part, ...]] = {

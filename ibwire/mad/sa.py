@@ -28,9 +28,17 @@ from dataclasses import dataclass, field
 from ibwire.constants import MAD_SIZE
 from ibwire.fields import UINT16, UINT24
 from ibwire.mad._ctx import Ctx, Part
-from ibwire.mad._layout import L, gid, raw, rb, rz, text, u
+from ibwire.mad._layout import (
+    mad_gid,
+    mad_layout,
+    mad_raw,
+    mad_reserved,
+    mad_reserved_bits,
+    mad_text,
+    mad_uint,
+)
 from ibwire.mad.general import CLASS_PORT_INFO, INFORM_INFO, INFORM_INFO_FIELDS, notice_gsi
-from ibwire.mad.header import SA_HEADER, take_rmpp
+from ibwire.mad.header import MAD_HEADER, RMPP, SA_HEADER, take_rmpp
 from ibwire.mad.names import MTUS, RATES, SELECTORS
 from ibwire.mad.smp import (
     GUID_ENTRY,
@@ -47,88 +55,103 @@ from ibwire.mad.smp import (
     portinfo_overlays,
 )
 
-SA_DATA_OFFSET, SA_DATA_SIZE = 56, 200
+# SA data (records) follow the common, RMPP and SA headers and fill the MAD.
+SA_DATA_OFFSET = MAD_HEADER.size + RMPP.size + SA_HEADER.size
+SA_DATA_SIZE = MAD_SIZE - SA_DATA_OFFSET
 TABLE_METHODS = (0x92, 0x93, 0x94)   # GetTableResp, GetTraceTableResp, GetMultiResp
 
 _SA = "infiniband.sa"
-_LID = u("lid", 16, f"{_SA}.lid")
+_LID = mad_uint("lid", 16, f"{_SA}.lid")
 
-NODE_RECORD = L("noderecord", "NodeRecord", None, [
-    _LID, rb(2), *NODE_INFO_FIELDS,
-    text("node_string", 64, "infiniband.nodedescription.nodestring")])
-PORTINFO_RECORD = L("portinforecord", "PortInfoRecord", None, [
-    u("end_port_lid", 16, f"{_SA}.endportlid"), u("port_num", 8, f"{_SA}.portnum"),
-    u("options", 8, "infiniband.portinforecord.options"),
+NODE_RECORD = mad_layout("noderecord", "NodeRecord", None, [
+    _LID, mad_reserved(2), *NODE_INFO_FIELDS,
+    mad_text("node_string", 64, "infiniband.nodedescription.nodestring")])
+PORTINFO_RECORD = mad_layout("portinforecord", "PortInfoRecord", None, [
+    mad_uint("end_port_lid", 16, f"{_SA}.endportlid"), mad_uint("port_num", 8, f"{_SA}.portnum"),
+    mad_uint("options", 8, "infiniband.portinforecord.options"),
     *PORT_INFO_FIELDS, *portinfo_overlays(32)])
-SL2VL_RECORD = L("sl2vlrecord", "SLtoVLMappingTableRecord", None, [
-    _LID, u("input_port_num", 8, f"{_SA}.inputportnum"),
-    u("output_port_num", 8, f"{_SA}.outputportnum"), rb(4)])
-SWITCHINFO_RECORD = L("switchinforecord", "SwitchInfoRecord", None, [
-    _LID, rb(2), *SWITCH_INFO_FIELDS])
-TABLE_RID = L("lftrecord", "LinearForwardingTableRecord / RandomForwardingTableRecord", None,
-              [_LID, u("block_num", 16, f"{_SA}.blocknum_sixteenbit"), rb(4)])
-MFT_RECORD = L("mftrecord", "MulticastForwardingTableRecord", None, [
-    _LID, u("position", 4, f"{_SA}.position"), rz(3),
-    u("block_num", 9, f"{_SA}.blocknum_ninebit", ftype=UINT16), rb(4)])
-SMINFO_RECORD = L("sminforecord", "SMInfoRecord", None, [_LID, rb(2), *SM_INFO_FIELDS])
-LINK_RECORD = L("linkrecord", "LinkRecord", "infiniband.linkrecord", [
-    u("from_lid", 16), u("from_port", 8), u("to_port", 8), u("to_lid", 16), rz(16)])
-GUIDINFO_RECORD = L("guidinforecord", "GuidInfoRecord", None, [
-    _LID, u("block_num", 8, f"{_SA}.blocknum_eightbit"), rz(8), rb(4)])
+SL2VL_RECORD = mad_layout("sl2vlrecord", "SLtoVLMappingTableRecord", None, [
+    _LID, mad_uint("input_port_num", 8, f"{_SA}.inputportnum"),
+    mad_uint("output_port_num", 8, f"{_SA}.outputportnum"), mad_reserved(4)])
+SWITCHINFO_RECORD = mad_layout("switchinforecord", "SwitchInfoRecord", None, [
+    _LID, mad_reserved(2), *SWITCH_INFO_FIELDS])
+TABLE_RID = mad_layout("lftrecord",
+                       "LinearForwardingTableRecord / RandomForwardingTableRecord", None,
+              [_LID, mad_uint("block_num", 16, f"{_SA}.blocknum_sixteenbit"), mad_reserved(4)])
+MFT_RECORD = mad_layout("mftrecord", "MulticastForwardingTableRecord", None, [
+    _LID, mad_uint("position", 4, f"{_SA}.position"), mad_reserved_bits(3),
+    mad_uint("block_num", 9, f"{_SA}.blocknum_ninebit", ftype=UINT16), mad_reserved(4)])
+SMINFO_RECORD = mad_layout("sminforecord", "SMInfoRecord", None, [
+    _LID, mad_reserved(2), *SM_INFO_FIELDS])
+LINK_RECORD = mad_layout("linkrecord", "LinkRecord", "infiniband.linkrecord", [
+    mad_uint("from_lid", 16), mad_uint("from_port", 8), mad_uint("to_port", 8),
+    mad_uint("to_lid", 16), mad_reserved_bits(16)])
+GUIDINFO_RECORD = mad_layout("guidinforecord", "GuidInfoRecord", None, [
+    _LID, mad_uint("block_num", 8, f"{_SA}.blocknum_eightbit"), mad_reserved_bits(8),
+    mad_reserved(4)])
 _SR = "infiniband.linkrecord"   # Wireshark's name space for ServiceRecord fields
-SERVICE_RECORD = L("servicerecord", "ServiceRecord", None, [
-    u("service_id", 64, f"{_SR}.serviceid"), gid("service_gid", f"{_SR}.servicegid"),
-    u("service_p_key", 16, f"{_SR}.servicep_key"), rz(16),
-    u("service_lease", 32, f"{_SR}.servicelease"), raw("service_key", 16, f"{_SR}.servicekey"),
-    raw("service_name", 64, f"{_SR}.servicename"),
-    raw("service_data8", 16, f"{_SR}.servicedata"),
-    raw("service_data16", 16, f"{_SR}.servicedata"),
-    raw("service_data32", 16, f"{_SR}.servicedata"),
-    raw("service_data64", 16, f"{_SR}.servicedata")])
-PKEY_RECORD = L("pkeyrecord", "P_KeyTableRecord", None, [
-    _LID, u("block_num", 16, f"{_SA}.blocknum_sixteenbit"),
-    u("port_num", 8, f"{_SA}.portnum"), rb(3)])
+SERVICE_RECORD = mad_layout("servicerecord", "ServiceRecord", None, [
+    mad_uint("service_id", 64, f"{_SR}.serviceid"), mad_gid("service_gid", f"{_SR}.servicegid"),
+    mad_uint("service_p_key", 16, f"{_SR}.servicep_key"), mad_reserved_bits(16),
+    mad_uint("service_lease", 32, f"{_SR}.servicelease"),
+    mad_raw("service_key", 16, f"{_SR}.servicekey"),
+    mad_raw("service_name", 64, f"{_SR}.servicename"),
+    mad_raw("service_data8", 16, f"{_SR}.servicedata"),
+    mad_raw("service_data16", 16, f"{_SR}.servicedata"),
+    mad_raw("service_data32", 16, f"{_SR}.servicedata"),
+    mad_raw("service_data64", 16, f"{_SR}.servicedata")])
+PKEY_RECORD = mad_layout("pkeyrecord", "P_KeyTableRecord", None, [
+    _LID, mad_uint("block_num", 16, f"{_SA}.blocknum_sixteenbit"),
+    mad_uint("port_num", 8, f"{_SA}.portnum"), mad_reserved(3)])
 _PR = "infiniband.pathrecord"
-PATH_RECORD = L("pathrecord", "PathRecord", _PR, [
-    u("service_id", 64), gid("dgid"), gid("sgid"), u("dlid", 16), u("slid", 16),
-    u("raw_traffic", 1), rz(3), u("flow_label", 20), u("hop_limit", 8), u("tclass", 8),
-    u("reversible", 1), u("numb_path", 7), u("p_key", 16, "p_key"),
-    u("qos_class", 12), u("sl", 4, ftype=UINT16),
-    u("mtu_selector", 2, values=SELECTORS), u("mtu", 6, values=MTUS),
-    u("rate_selector", 2, values=SELECTORS), u("rate", 6, values=RATES),
-    u("packet_life_time_selector", 2, values=SELECTORS), u("packet_life_time", 6),
-    u("preference", 8), rz(48)])
-VLARB_RECORD = L("vlarbrecord", "VLArbitrationTableRecord", None, [
-    _LID, u("output_port_num", 8, f"{_SA}.outputportnum"),
-    u("block_num", 8, f"{_SA}.blocknum_eightbit"), rb(4)])
-MCMEMBER_RECORD = L("mcmemberrecord", "MCMemberRecord", "infiniband.mcmemberrecord", [
-    gid("mgid"), gid("port_gid"), u("q_key", 32, "q_key"), u("mlid", 16),
-    u("mtu_selector", 2, values=SELECTORS), u("mtu", 6, values=MTUS), u("tclass", 8),
-    u("p_key", 16, "p_key"), u("rate_selector", 2, values=SELECTORS),
-    u("rate", 6, values=RATES), u("packet_life_time_selector", 2, values=SELECTORS),
-    u("packet_life_time", 6), u("sl", 4), u("flow_label", 20, ftype=UINT24),
-    u("hop_limit", 8), u("scope", 4), u("join_state", 4), u("proxy_join", 1), rz(23)])
-TRACE_RECORD = L("tracerecord", "TraceRecord", "infiniband.tracerecord", [
-    u("gid_prefix", 64), u("id_generation", 16), rb(1), u("node_type", 8),
-    u("node_id", 64), u("chassis_id", 64), u("entry_port_id", 64), u("exit_port_id", 64),
-    u("entry_port", 8), u("exit_port", 8), rz(16)])
+PATH_RECORD = mad_layout("pathrecord", "PathRecord", _PR, [
+    mad_uint("service_id", 64), mad_gid("dgid"), mad_gid("sgid"), mad_uint("dlid", 16),
+    mad_uint("slid", 16),
+    mad_uint("raw_traffic", 1), mad_reserved_bits(3), mad_uint("flow_label", 20),
+    mad_uint("hop_limit", 8), mad_uint("tclass", 8),
+    mad_uint("reversible", 1), mad_uint("numb_path", 7), mad_uint("p_key", 16, "p_key"),
+    mad_uint("qos_class", 12), mad_uint("sl", 4, ftype=UINT16),
+    mad_uint("mtu_selector", 2, values=SELECTORS), mad_uint("mtu", 6, values=MTUS),
+    mad_uint("rate_selector", 2, values=SELECTORS), mad_uint("rate", 6, values=RATES),
+    mad_uint("packet_life_time_selector", 2, values=SELECTORS), mad_uint("packet_life_time", 6),
+    mad_uint("preference", 8), mad_reserved_bits(48)])
+VLARB_RECORD = mad_layout("vlarbrecord", "VLArbitrationTableRecord", None, [
+    _LID, mad_uint("output_port_num", 8, f"{_SA}.outputportnum"),
+    mad_uint("block_num", 8, f"{_SA}.blocknum_eightbit"), mad_reserved(4)])
+MCMEMBER_RECORD = mad_layout("mcmemberrecord", "MCMemberRecord", "infiniband.mcmemberrecord", [
+    mad_gid("mgid"), mad_gid("port_gid"), mad_uint("q_key", 32, "q_key"), mad_uint("mlid", 16),
+    mad_uint("mtu_selector", 2, values=SELECTORS), mad_uint("mtu", 6, values=MTUS),
+    mad_uint("tclass", 8),
+    mad_uint("p_key", 16, "p_key"), mad_uint("rate_selector", 2, values=SELECTORS),
+    mad_uint("rate", 6, values=RATES), mad_uint("packet_life_time_selector", 2, values=SELECTORS),
+    mad_uint("packet_life_time", 6), mad_uint("sl", 4), mad_uint("flow_label", 20, ftype=UINT24),
+    mad_uint("hop_limit", 8), mad_uint("scope", 4), mad_uint("join_state", 4),
+    mad_uint("proxy_join", 1), mad_reserved_bits(23)])
+TRACE_RECORD = mad_layout("tracerecord", "TraceRecord", "infiniband.tracerecord", [
+    mad_uint("gid_prefix", 64), mad_uint("id_generation", 16), mad_reserved(1),
+    mad_uint("node_type", 8),
+    mad_uint("node_id", 64), mad_uint("chassis_id", 64), mad_uint("entry_port_id", 64),
+    mad_uint("exit_port_id", 64),
+    mad_uint("entry_port", 8), mad_uint("exit_port", 8), mad_reserved_bits(16)])
 _MP = "infiniband.multipathrecord"
-MULTIPATH_RECORD = L("multipathrecord", "MultiPathRecord", _MP, [
-    u("raw_traffic", 1), rz(3), u("flow_label", 20), u("hop_limit", 8), u("tclass", 8),
-    u("reversible", 1), u("numb_path", 7), u("p_key", 16, "p_key"),
-    u("qos_class", 12), u("sl", 4),
-    u("mtu_selector", 2, values=SELECTORS), u("mtu", 6, values=MTUS),
-    u("rate_selector", 2, values=SELECTORS), u("rate", 6, values=RATES),
-    u("packet_life_time_selector", 2, values=SELECTORS), u("packet_life_time", 6),
-    u("service_id_msb", 8), u("independence_selector", 2), u("gid_scope", 6),
-    u("sgid_count", 8), u("dgid_count", 8), u("service_id_lsb", 56)])
-MULTIPATH_GID = L("multipath_gid", "MultiPathRecord SGID/DGID", _MP, [gid("sdgid")])
-INFORMINFO_RECORD = L("informinforecord", "InformInfoRecord", None, [
-    gid("subscriber_gid", "infiniband.informinforecord.subscribergid"),
-    u("enum", 16, "infiniband.informinforecord.enum"), rb(6), *INFORM_INFO_FIELDS])
-SERVICE_ASSOCIATION_RECORD = L(
+MULTIPATH_RECORD = mad_layout("multipathrecord", "MultiPathRecord", _MP, [
+    mad_uint("raw_traffic", 1), mad_reserved_bits(3), mad_uint("flow_label", 20),
+    mad_uint("hop_limit", 8), mad_uint("tclass", 8),
+    mad_uint("reversible", 1), mad_uint("numb_path", 7), mad_uint("p_key", 16, "p_key"),
+    mad_uint("qos_class", 12), mad_uint("sl", 4),
+    mad_uint("mtu_selector", 2, values=SELECTORS), mad_uint("mtu", 6, values=MTUS),
+    mad_uint("rate_selector", 2, values=SELECTORS), mad_uint("rate", 6, values=RATES),
+    mad_uint("packet_life_time_selector", 2, values=SELECTORS), mad_uint("packet_life_time", 6),
+    mad_uint("service_id_msb", 8), mad_uint("independence_selector", 2), mad_uint("gid_scope", 6),
+    mad_uint("sgid_count", 8), mad_uint("dgid_count", 8), mad_uint("service_id_lsb", 56)])
+MULTIPATH_GID = mad_layout("multipath_gid", "MultiPathRecord SGID/DGID", _MP, [mad_gid("sdgid")])
+INFORMINFO_RECORD = mad_layout("informinforecord", "InformInfoRecord", None, [
+    mad_gid("subscriber_gid", "infiniband.informinforecord.subscribergid"),
+    mad_uint("enum", 16, "infiniband.informinforecord.enum"), mad_reserved(6), *INFORM_INFO_FIELDS])
+SERVICE_ASSOCIATION_RECORD = mad_layout(
     "serviceassociationrecord", "ServiceAssociationRecord",
-    "infiniband.serviceassociationrecord", [raw("service_key", 16), text("service_name", 64)])
+    "infiniband.serviceassociationrecord",
+    [mad_raw("service_key", 16), mad_text("service_name", 64)])
 
 
 def _multipath_gids(ctx: Ctx, limit: int) -> None:

@@ -17,33 +17,48 @@ from typing import Any
 from ibwire.constants import MAD_SIZE
 from ibwire.fields import UINT16, UINT32
 from ibwire.mad._ctx import Ctx, Part
-from ibwire.mad._layout import L, der, named, ov, raw, rz, text, u
+from ibwire.mad._layout import (
+    mad_derived,
+    mad_layout,
+    mad_overlay,
+    mad_raw,
+    mad_reserved_bits,
+    mad_text,
+    mad_uint,
+    named,
+)
 from ibwire.mad.general import CLASS_PORT_INFO_SMP, INFORM_INFO, notice_smp
 from ibwire.mad.header import SMP_DR, SMP_DR_PATHS, SMP_LID, SMP_LID_TAIL, add_containers
 from ibwire.mad.names import MTUS, NODE_TYPES, PHYS_STATES, PORT_STATES, SM_STATES, VL_CAPS
 
-NODE_DESCRIPTION = L("nodedescription", "NodeDescription", "infiniband.nodedescription", [
-    text("node_string", 64)])
+NODE_DESCRIPTION = mad_layout("nodedescription", "NodeDescription", "infiniband.nodedescription", [
+    mad_text("node_string", 64)])
 
 NODE_INFO_FIELDS = named("infiniband.nodeinfo", [
-    u("base_version", 8), u("class_version", 8), u("node_type", 8, values=NODE_TYPES),
-    u("num_ports", 8), u("system_image_guid", 64), u("node_guid", 64), u("port_guid", 64),
-    u("partition_cap", 16), u("device_id", 16), u("revision", 32), u("local_port_num", 8),
-    u("vendor_id", 24),
+    mad_uint("base_version", 8), mad_uint("class_version", 8),
+    mad_uint("node_type", 8, values=NODE_TYPES),
+    mad_uint("num_ports", 8), mad_uint("system_image_guid", 64), mad_uint("node_guid", 64),
+    mad_uint("port_guid", 64),
+    mad_uint("partition_cap", 16), mad_uint("device_id", 16), mad_uint("revision", 32),
+    mad_uint("local_port_num", 8),
+    mad_uint("vendor_id", 24),
 ])
-NODE_INFO = L("nodeinfo", "NodeInfo", None, NODE_INFO_FIELDS)
+NODE_INFO = mad_layout("nodeinfo", "NodeInfo", None, NODE_INFO_FIELDS)
 
 SWITCH_INFO_FIELDS = named("infiniband.switchinfo", [
-    u("linear_fdb_cap", 16), u("random_fdb_cap", 16), u("multicast_fdb_cap", 16),
-    u("linear_fdb_top", 16), u("default_port", 8), u("default_multicast_primary_port", 8),
-    u("default_multicast_not_primary_port", 8), u("life_time_value", 5),
-    u("port_state_change", 1), u("optimized_sl_to_vl_mapping_programming", 2),
-    u("lids_per_port", 16), u("partition_enforcement_cap", 16),
-    u("inbound_enforcement_cap", 1), u("outbound_enforcement_cap", 1),
-    u("filter_raw_inbound_cap", 1), u("filter_raw_outbound_cap", 1),
-    u("enhanced_port_zero", 1), rz(3), rz(8), u("multicast_fdb_top", 16),
+    mad_uint("linear_fdb_cap", 16), mad_uint("random_fdb_cap", 16),
+    mad_uint("multicast_fdb_cap", 16),
+    mad_uint("linear_fdb_top", 16), mad_uint("default_port", 8),
+    mad_uint("default_multicast_primary_port", 8),
+    mad_uint("default_multicast_not_primary_port", 8), mad_uint("life_time_value", 5),
+    mad_uint("port_state_change", 1), mad_uint("optimized_sl_to_vl_mapping_programming", 2),
+    mad_uint("lids_per_port", 16), mad_uint("partition_enforcement_cap", 16),
+    mad_uint("inbound_enforcement_cap", 1), mad_uint("outbound_enforcement_cap", 1),
+    mad_uint("filter_raw_inbound_cap", 1), mad_uint("filter_raw_outbound_cap", 1),
+    mad_uint("enhanced_port_zero", 1), mad_reserved_bits(3), mad_reserved_bits(8),
+    mad_uint("multicast_fdb_top", 16),
 ])
-SWITCH_INFO = L("switchinfo", "SwitchInfo", None, SWITCH_INFO_FIELDS)
+SWITCH_INFO = mad_layout("switchinfo", "SwitchInfo", None, SWITCH_INFO_FIELDS)
 
 # CapabilityMask bit -> public name suffix (Wireshark's, ibwire's for bits it lacks).
 CAPABILITY_BITS = {
@@ -68,42 +83,46 @@ CAPABILITY2_BITS = {0: "setnodedescriptionsupported", 1: "portinfoextendedsuppor
 
 _PI = "infiniband.portinfo"
 PORT_INFO_FIELDS = named(_PI, [
-    u("m_key", 64, "m_key"), u("gid_prefix", 64, "guid", label="GidPrefix"),
-    u("lid", 16), u("master_sm_lid", 16), u("capability_mask", 32),
-    u("diag_code", 16), u("m_key_lease_period", 16, "m_keyleaseperiod"),
-    u("local_port_num", 8), u("link_width_enabled", 8), u("link_width_supported", 8),
-    u("link_width_active", 8),
-    u("link_speed_supported", 4), u("port_state", 4, values=PORT_STATES),
-    u("port_physical_state", 4, values=PHYS_STATES), u("link_down_default_state", 4),
-    u("m_key_protect_bits", 2, "m_keyprotectbits"), rz(3), u("lmc", 3),
-    u("link_speed_active", 4), u("link_speed_enabled", 4),
-    u("neighbor_mtu", 4, values=MTUS), u("master_sm_sl", 4),
-    u("vl_cap", 4, values=VL_CAPS), u("init_type", 4),
-    u("vl_high_limit", 8), u("vl_arbitration_high_cap", 8), u("vl_arbitration_low_cap", 8),
-    u("init_type_reply", 4), u("mtu_cap", 4, values=MTUS),
-    u("vl_stall_count", 3), u("hoq_life", 5),
-    u("operational_vls", 4, values=VL_CAPS), u("partition_enforcement_inbound", 1),
-    u("partition_enforcement_outbound", 1), u("filter_raw_inbound", 1),
-    u("filter_raw_outbound", 1),
-    u("m_key_violations", 16, "m_keyviolations"),
-    u("p_key_violations", 16, "p_keyviolations"),
-    u("q_key_violations", 16, "q_keyviolations"),
-    u("guid_cap", 8), u("client_reregister", 1),
-    u("multicast_p_key_trap_suppression_enabled", 2), u("subnet_timeout", 5),
-    rz(3), u("resp_time_value", 5),
-    u("local_phy_errors", 4), u("overrun_errors", 4), u("max_credit_hint", 16),
-    rz(1), u("link_speed_ext_active2", 2), u("link_speed_ext_supported2", 2),
-    u("link_speed_ext_enabled2", 3),
-    u("link_round_trip_latency", 24),
-    u("capability_mask2", 16),
-    u("link_speed_ext_active", 4), u("link_speed_ext_supported", 4),
-    rz(3), u("link_speed_ext_enabled", 5),
+    mad_uint("m_key", 64, "m_key"), mad_uint("gid_prefix", 64, "guid", label="GidPrefix"),
+    mad_uint("lid", 16), mad_uint("master_sm_lid", 16), mad_uint("capability_mask", 32),
+    mad_uint("diag_code", 16), mad_uint("m_key_lease_period", 16, "m_keyleaseperiod"),
+    mad_uint("local_port_num", 8), mad_uint("link_width_enabled", 8),
+    mad_uint("link_width_supported", 8),
+    mad_uint("link_width_active", 8),
+    mad_uint("link_speed_supported", 4), mad_uint("port_state", 4, values=PORT_STATES),
+    mad_uint("port_physical_state", 4, values=PHYS_STATES), mad_uint("link_down_default_state", 4),
+    mad_uint("m_key_protect_bits", 2, "m_keyprotectbits"), mad_reserved_bits(3), mad_uint("lmc", 3),
+    mad_uint("link_speed_active", 4), mad_uint("link_speed_enabled", 4),
+    mad_uint("neighbor_mtu", 4, values=MTUS), mad_uint("master_sm_sl", 4),
+    mad_uint("vl_cap", 4, values=VL_CAPS), mad_uint("init_type", 4),
+    mad_uint("vl_high_limit", 8), mad_uint("vl_arbitration_high_cap", 8),
+    mad_uint("vl_arbitration_low_cap", 8),
+    mad_uint("init_type_reply", 4), mad_uint("mtu_cap", 4, values=MTUS),
+    mad_uint("vl_stall_count", 3), mad_uint("hoq_life", 5),
+    mad_uint("operational_vls", 4, values=VL_CAPS), mad_uint("partition_enforcement_inbound", 1),
+    mad_uint("partition_enforcement_outbound", 1), mad_uint("filter_raw_inbound", 1),
+    mad_uint("filter_raw_outbound", 1),
+    mad_uint("m_key_violations", 16, "m_keyviolations"),
+    mad_uint("p_key_violations", 16, "p_keyviolations"),
+    mad_uint("q_key_violations", 16, "q_keyviolations"),
+    mad_uint("guid_cap", 8), mad_uint("client_reregister", 1),
+    mad_uint("multicast_p_key_trap_suppression_enabled", 2), mad_uint("subnet_timeout", 5),
+    mad_reserved_bits(3), mad_uint("resp_time_value", 5),
+    mad_uint("local_phy_errors", 4), mad_uint("overrun_errors", 4), mad_uint("max_credit_hint", 16),
+    mad_reserved_bits(1), mad_uint("link_speed_ext_active2", 2),
+    mad_uint("link_speed_ext_supported2", 2),
+    mad_uint("link_speed_ext_enabled2", 3),
+    mad_uint("link_round_trip_latency", 24),
+    mad_uint("capability_mask2", 16),
+    mad_uint("link_speed_ext_active", 4), mad_uint("link_speed_ext_supported", 4),
+    mad_reserved_bits(3), mad_uint("link_speed_ext_enabled", 5),
 ])
 
 
 def _cap_bits(base_bit: int, width: int, bits: Mapping[int, str], prefix: str,
               ftype: str) -> list:
-    return [ov(f"cap_{name}", base_bit + width - 1 - bit, 1, f"{prefix}.{name}", ftype=ftype)
+    return [mad_overlay(f"cap_{name}", base_bit + width - 1 - bit, 1, f"{prefix}.{name}",
+                        ftype=ftype)
             for bit, name in bits.items()]
 
 
@@ -115,36 +134,41 @@ def portinfo_overlays(base_bit: int = 0) -> list:
                         UINT16))
 
 
-PORT_INFO = L("portinfo", "PortInfo", None, PORT_INFO_FIELDS + portinfo_overlays())
+PORT_INFO = mad_layout("portinfo", "PortInfo", None, PORT_INFO_FIELDS + portinfo_overlays())
 
 
 def _pkey(v: Mapping[str, Any]) -> int:
     return (v["membership_type"] << 15) | v["p_key_base"]
 
 
-PKEY_ENTRY = L("pkey_entry", "P_Key", "infiniband.p_keytable", [
-    u("membership_type", 1), u("p_key_base", 15, "p_keybase"),
-    der("p_key", _pkey, "p_key", ftype=UINT16, base="hex", label="P_Key")])
-SL2VL_ENTRY = L("sl2vl_entry", "SLtoVL pair", "infiniband.sltovlmappingtable", [
-    u("sl_to_vl_high", 4, "sltovlhighbits"), u("sl_to_vl_low", 4, "sltovllowbits")])
-VLARB_ENTRY = L("vlarb_entry", "VLArbitration entry", "infiniband.vlarbitrationtable", [
-    rz(4), u("vl", 4), u("weight", 8)])
-LFT_ENTRY = L("lft_entry", "LinearForwardingTable entry", "infiniband.linearforwardingtable",
-              [u("port", 8)])
-RFT_ENTRY = L("rft_entry", "RandomForwardingTable entry", "infiniband.randomforwardingtable",
-              [u("lid", 16), u("valid", 1), u("lmc", 3), rz(4), u("port", 8)])
-MFT_ENTRY = L("mft_entry", "MulticastForwardingTable entry",
-              "infiniband.multicastforwardingtable", [u("port_mask", 16)])
+PKEY_ENTRY = mad_layout("pkey_entry", "P_Key", "infiniband.p_keytable", [
+    mad_uint("membership_type", 1), mad_uint("p_key_base", 15, "p_keybase"),
+    mad_derived("p_key", _pkey, "p_key", ftype=UINT16, base="hex", label="P_Key")])
+SL2VL_ENTRY = mad_layout("sl2vl_entry", "SLtoVL pair", "infiniband.sltovlmappingtable", [
+    mad_uint("sl_to_vl_high", 4, "sltovlhighbits"), mad_uint("sl_to_vl_low", 4, "sltovllowbits")])
+VLARB_ENTRY = mad_layout("vlarb_entry", "VLArbitration entry", "infiniband.vlarbitrationtable", [
+    mad_reserved_bits(4), mad_uint("vl", 4), mad_uint("weight", 8)])
+LFT_ENTRY = mad_layout("lft_entry", "LinearForwardingTable entry",
+                       "infiniband.linearforwardingtable", [mad_uint("port", 8)])
+RFT_ENTRY = mad_layout("rft_entry", "RandomForwardingTable entry",
+                       "infiniband.randomforwardingtable", [
+    mad_uint("lid", 16), mad_uint("valid", 1), mad_uint("lmc", 3), mad_reserved_bits(4),
+    mad_uint("port", 8)])
+MFT_ENTRY = mad_layout("mft_entry", "MulticastForwardingTable entry",
+                       "infiniband.multicastforwardingtable", [mad_uint("port_mask", 16)])
 # Wireshark names the GUIDInfo entries after SwitchInfo.
-GUID_ENTRY = L("guid_entry", "GUIDInfo entry", None, [u("guid", 64, "infiniband.switchinfo.guid")])
+GUID_ENTRY = mad_layout("guid_entry", "GUIDInfo entry", None, [
+    mad_uint("guid", 64, "infiniband.switchinfo.guid")])
 
 SM_INFO_FIELDS = named("infiniband.sminfo", [
-    u("guid", 64), u("sm_key", 64, "sm_key"), u("act_count", 32), u("priority", 4),
-    u("sm_state", 4, values=SM_STATES)])
-SM_INFO = L("sminfo", "SMInfo", None, SM_INFO_FIELDS)
-VENDOR_DIAG = L("vendordiag", "VendorDiag", "infiniband.vendordiag", [
-    u("next_index", 16), raw("diag_data", 62)])
-LED_INFO = L("ledinfo", "LedInfo", "infiniband.ledinfo", [u("led_mask", 1), rz(31)])
+    mad_uint("guid", 64), mad_uint("sm_key", 64, "sm_key"), mad_uint("act_count", 32),
+    mad_uint("priority", 4),
+    mad_uint("sm_state", 4, values=SM_STATES)])
+SM_INFO = mad_layout("sminfo", "SMInfo", None, SM_INFO_FIELDS)
+VENDOR_DIAG = mad_layout("vendordiag", "VendorDiag", "infiniband.vendordiag", [
+    mad_uint("next_index", 16), mad_raw("diag_data", 62)])
+LED_INFO = mad_layout("ledinfo", "LedInfo", "infiniband.ledinfo", [
+    mad_uint("led_mask", 1), mad_reserved_bits(31)])
 
 
 def _pkeys(ctx: Ctx, limit: int) -> None:
