@@ -30,7 +30,7 @@ from ibwire.capture import erf_record, read_capture
 from ibwire.capture import pcapng as png
 from ibwire.capture.pcap import MAGIC_NSEC, MAGIC_USEC
 from ibwire.constants import NXTHDR_IBA
-from ibwire.headers import carriers as C
+from ibwire import constants as C
 
 try:  # the MAD decoder registers itself on import (another module, maybe not ready)
     from ibwire.constants import MAD_SIZE
