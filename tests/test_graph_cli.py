@@ -9,9 +9,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
-
 from graph_extension import run_extended
 
 # Writes a native InfiniBand capture of vendor-header packets and an Ethernet one with
@@ -127,3 +127,26 @@ def test_without_the_extension_4792_is_plain_udp(extended, tmp_path):
                        text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["eth:ethertype:ip:udp:data\tUDP"] * 2
+
+
+def test_dump_does_not_import_the_simulator_or_the_analyses():
+    code = textwrap.dedent('''
+        import io, sys
+        from contextlib import redirect_stdout
+        from ibwire.cli.main import main
+        path = sys.argv[1]
+        with redirect_stdout(io.StringIO()):
+            assert main(["dump", "-r", path]) == 0
+            assert main(["dump", "-r", path, "-T", "fields",
+                         "-e", "infiniband.bth.psn", "-Y", "infiniband.bth.psn > 3"]) == 0
+        heavy = ("ibwire.gen", "ibwire.analysis.rc", "ibwire.analysis.credits",
+                 "ibwire.analysis.fabric", "ibwire.report", "ibwire.plots", "matplotlib",
+                 "plotly", "dask")
+        print(sorted(m for m in sys.modules if m.split(".")[0] in heavy or
+                     any(m == h or m.startswith(h + ".") for h in heavy)))
+    ''')
+    path = Path(__file__).resolve().parent.parent / "pcaps" / "rc_loss_roce2.pcap"
+    p = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]"
