@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ibwire.cli.carriers import carrier_info, column_addresses, column_protocol, inner_info
 from ibwire.cli.frames import FrameInfo, fmt_ns
 from ibwire.cli.madinfo import mad_header, mad_info
+from ibwire.cli.syndrome import ACK, NAK, RNR_NAK
 from ibwire.crc import CrcStatus
 from ibwire.headers.extended import NAK_CODES, RNR_TIMER_US
 from ibwire.packet import Packet
@@ -46,7 +47,8 @@ class Columns:
 
 
 def rnr_ms(code: int) -> str:
-    us = RNR_TIMER_US[code & 0x1F]
+    """The RNR NAK timer (AETH `timer` field) in milliseconds, as tshark prints it."""
+    us = RNR_TIMER_US[code]
     return f"{us / 1000:g}"
 
 
@@ -73,18 +75,19 @@ def transport_info(pkt: Packet, stack: list[str] | None = None) -> tuple[str, st
     info = f"{base} PSN={bth.values['psn']}"
     aeth = pkt.layer("aeth")
     if aeth is not None:
-        syn = aeth.values["syndrome"]
-        kind, code = (syn >> 5) & 3, syn & 0x1F
-        if kind == 0:
-            info += f" MSN={aeth.values['msn']}"
-        elif kind == 1:
-            info += f" [RNR NAK {rnr_ms(code)} ms]"
+        v = aeth.values
+        kind = v["syndrome_type"]
+        if kind == ACK:
+            info += f" MSN={v['msn']}"
+        elif kind == RNR_NAK:
+            info += f" [RNR NAK {rnr_ms(v['timer'])} ms]"
             style = "warn"
-        elif kind == 3:
+        elif kind == NAK:
+            code = v["error_code"]
             info += f" [{NAK_CODES.get(code, f'NAK code {code}')}]"
             style = "error"
         else:
-            info += f" [Reserved syndrome 0x{syn:02x}]"
+            info += f" [Reserved syndrome 0x{v['syndrome']:02x}]"
     return info, style
 
 
