@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ibwire.cli.carriers import carrier_info, column_addresses, column_protocol, inner_info
-from ibwire.cli.frames import FrameInfo, fmt_ns
+from ibwire.cli.frames import TIME_FIELDS, FrameInfo, fmt_ns
 from ibwire.cli.madinfo import mad_header, mad_info
 from ibwire.cli.syndrome import ACK, NAK, RNR_NAK
 from ibwire.crc import CrcStatus
@@ -143,18 +143,16 @@ def columns(info: FrameInfo, time_text: str | None = None) -> Columns:
 
 
 TIME_FORMATS = ("r", "a", "ad", "d", "dd", "e", "u", "ud")
+# -t formats that print a frame.* time as it is (the others are clock times).
+TIME_MODES = {"r": "frame.time_relative", "d": "frame.time_delta",
+              "dd": "frame.time_delta_displayed", "e": "frame.time_epoch"}
 
 
 def time_text(info: FrameInfo, mode: str = "r") -> str:
     """The Time column for tshark's `-t` formats (r, a, ad, d, dd, e, u, ud)."""
-    if mode == "r":
-        return fmt_ns(info.rel_ns)
-    if mode == "d":
-        return fmt_ns(info.delta_ns)
-    if mode == "dd":
-        return fmt_ns(info.delta_disp_ns)
-    if mode == "e":
-        return fmt_ns(info.ts_ns)
+    field = TIME_MODES.get(mode)
+    if field is not None:
+        return fmt_ns(getattr(info, TIME_FIELDS[field]))
     import time as _time
     sec, frac = divmod(info.ts_ns, 1_000_000_000)
     tm = _time.gmtime(sec) if mode in ("u", "ud") else _time.localtime(sec)
