@@ -17,6 +17,7 @@ from ibwire.cli.frames import TIME_FIELDS, FrameInfo, fmt_ns
 from ibwire.cli.madinfo import mad_header, mad_info
 from ibwire.cli.syndrome import ACK, NAK, RNR_NAK
 from ibwire.crc import CrcStatus
+from ibwire.graph import GRAPH
 from ibwire.headers.extended import NAK_CODES, RNR_TIMER_US
 from ibwire.packet import Packet
 
@@ -122,9 +123,12 @@ def info_column(pkt: Packet, stack: list[str]) -> tuple[str, str | None]:
 
 def _routing_only(pkt: Packet) -> str:
     lrh = pkt.layer("lrh")
-    if lrh is not None and lrh.values["lnh"] in (0, 1):
-        return "Raw" if lrh.values["lnh"] == 0 else "IPv6 over InfiniBand"
-    return "InfiniBand"
+    following = None if lrh is None else GRAPH.next("lrh", lrh.values["lnh"])
+    return _NON_IBA_INFO.get(following or "", "InfiniBand")
+
+
+# Info of a native packet whose LRH leads to no IBA transport, by the LNH's next node.
+_NON_IBA_INFO = {"rwh": "Raw", "ipv6": "IPv6 over InfiniBand"}
 
 
 def columns(info: FrameInfo, time_text: str | None = None) -> Columns:

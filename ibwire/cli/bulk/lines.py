@@ -110,7 +110,7 @@ class SummaryLines(Lines):
         aeth = rows.has_layer("aeth")
         syn = np.where(aeth, rows.int("infiniband.aeth.syndrome"), -1)
         keys = [rows.linktype, rows.layer_bits(), rows.int("infiniband.bth.opcode"), syn,
-                rows.int("infiniband.bth.destqp") <= 1, rows.int("infiniband.deth.srcqp") <= 1,
+                *rows.mad_qps(),
                 rows.int("ibwire.payload.len") > 0,
                 rows.int(ICRC_ST), rows.int(VCRC_ST), rows.int(LPCRC_ST),
                 rows.int("ip.src"), rows.int("ip.dst"), rows.int("infiniband.lrh.slid"),

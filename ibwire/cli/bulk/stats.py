@@ -50,9 +50,8 @@ def supported(st: Stat) -> bool:
 
 def _per_packet(rows: Rows) -> np.ndarray:
     """Rows a collector sees per packet: handed over, malformed, or perhaps a MAD."""
-    bth, deth = rows.has_layer("bth"), rows.has_layer("deth")
-    mad = (bth & (rows.int("infiniband.bth.destqp") <= 1)) | \
-        (deth & (rows.int("infiniband.deth.srcqp") <= 1))
+    to_mad_qp, from_mad_qp = rows.mad_qps()
+    mad = (rows.has_layer("bth") & to_mad_qp) | (rows.has_layer("deth") & from_mad_qp)
     return rows.slow | mad
 
 
