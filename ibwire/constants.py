@@ -56,6 +56,9 @@ IP_PROTO_SCTP = 132
 # ARP operations (RFC 826).
 ARP_REQUEST, ARP_REPLY = 1, 2
 
+# ECN codepoints (RFC 3168), the low two bits of the IPv4 TOS / IPv6 Traffic Class.
+ECN_NOT_ECT, ECN_ECT1, ECN_ECT0, ECN_CE = 0, 1, 2, 3
+
 # UDP ports.
 ROCEV2_PORT = 4791                           # IANA, RoCEv2 (IBA Annex A17)
 
