@@ -150,3 +150,33 @@ def test_dump_does_not_import_the_simulator_or_the_analyses():
                        text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"
+
+
+# Literals that once stood in the CLI for what the layouts, the graph and the constants
+# say: header sizes and offsets, the AETH syndrome split, protocol numbers, QP0/QP1.
+_KNOWN_LITERALS = (
+    r">>\s*5\)?\s*&\s*3", r"&\s*0x1[fF]\b",                    # AETH syndrome by hand
+    r"\s[-+]\s*(8|14|20|40)\b(?!\s*\*)", r"\[\s*(14|20|40)\s*:",  # header sizes
+    r"==\s*(197|247|242|113|276)\b",                           # link types
+    r"0x0?800\b|0x86[dD][dD]|0x0806|0x8915|\b4791\b",          # EtherTypes, RoCE port
+    r"destqp\"?\)?\s*<=\s*1|srcqp\"?\)?\s*<=\s*1",              # QP0/QP1
+    r"(proto|nxt)\w*\W+(==|in \(|not in \()\s*(1|6|17|58)\b",     # IP protocols
+)
+
+
+def test_cli_has_no_header_literals():
+    import re
+
+    root = Path(__file__).resolve().parent.parent / "ibwire"
+    files = [p for p in (root / "cli").rglob("*.py") if p.name != "madinfo.py"]
+    files += [root / "inner.py", root / "packet.py"]
+    found = []
+    for path in files:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if code.strip().startswith(("\"", "'")):
+                continue
+            for pat in _KNOWN_LITERALS:
+                if re.search(pat, code):
+                    found.append(f"{path.relative_to(root)}:{n}: {line.strip()}")
+    assert not found, "\n".join(found)

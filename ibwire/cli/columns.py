@@ -47,6 +47,10 @@ class Columns:
         }.get(name)
 
 
+# Operations coloured as acknowledgements (RC, RD and XRC alike).
+ACK_OPERATIONS = frozenset({"Acknowledge", "Atomic Acknowledge"})
+
+
 def rnr_ms(code: int) -> str:
     """The RNR NAK timer (AETH `timer` field) in milliseconds, as tshark prints it."""
     us = RNR_TIMER_US[code]
@@ -66,7 +70,7 @@ def transport_info(pkt: Packet, stack: list[str] | None = None) -> tuple[str, st
         text = inner_info(pkt, stack or [])
         info = f"{mode} {base} PSN={bth.values['psn']}"
         return (f"{info} | {text}" if text else info), None
-    style: str | None = "ack" if (op.code & 0x1F) in (0x11, 0x12) else None
+    style: str | None = "ack" if op.name in ACK_OPERATIONS else None
     mad = mad_header(pkt)
     if mad is not None:
         text, replaces = mad_info(mad)
