@@ -43,15 +43,18 @@ def run(name, *argv):
 
 FIELDS = ("-T", "fields", "-e", "infiniband.vendoreth.tag", "-e", "infiniband.bth.psn",
           "-e", "frame.protocols")
+TAG_FILTER = "infiniband.vendoreth.tag == 0xabcd0001 || infiniband.vendoreth.tag == 0x1234"
 for f in ("native", "roce"):
     path = f"{d}/{f}.pcap"
     run(f"{f}.summary", "dump", "-r", path)
     run(f"{f}.fields", "dump", "-r", path, *FIELDS)
     os.environ["IBWIRE_PER_PACKET"] = "1"
     run(f"{f}.fields.per_packet", "dump", "-r", path, *FIELDS)
+    run(f"{f}.filter.per_packet", "dump", "-r", path, "-T", "fields", "-e", "frame.number",
+        "-Y", TAG_FILTER)
     del os.environ["IBWIRE_PER_PACKET"]
     run(f"{f}.filter", "dump", "-r", path, "-T", "fields", "-e", "frame.number",
-        "-Y", "infiniband.vendoreth.tag == 0xabcd0001 || infiniband.vendoreth.tag == 0x1234")
+        "-Y", TAG_FILTER)
 run("tree", "dump", "-r", f"{d}/roce.pcap", "-V", "-c", "1")
 run("fields", "fields", "--filter", "vendoreth")
 '''
@@ -95,9 +98,10 @@ def test_fields_print_the_new_header(extended, path):
         "\t101\teth:ethertype:ip:udp:infiniband:data"]
 
 
-def test_display_filter_on_the_new_field(extended):
-    assert extended["native.filter"] == ["2"]
-    assert extended["roce.filter"] == ["1"]
+@pytest.mark.parametrize("path", ["filter", "filter.per_packet"])
+def test_display_filter_on_the_new_field(extended, path):
+    assert extended[f"native.{path}"] == ["2"]
+    assert extended[f"roce.{path}"] == ["1"]
 
 
 def test_tree_shows_the_new_header(extended):
