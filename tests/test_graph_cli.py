@@ -57,6 +57,7 @@ for f in ("native", "roce"):
         "-Y", TAG_FILTER)
 run("tree", "dump", "-r", f"{d}/roce.pcap", "-V", "-c", "1")
 run("fields", "fields", "--filter", "vendoreth")
+run("verify", "verify", f"{d}/roce.pcap")
 '''
 
 
@@ -110,6 +111,11 @@ def test_tree_shows_the_new_header(extended):
     assert tree[at + 1:at + 4] == ["        Tag: 0x00001234", "        Length: 2",
                                    "        Flags: 0x0000"]
     assert "    [Protocols in frame: eth:ethertype:ip:udp:infiniband:data]" in tree
+
+
+def test_verify_checks_the_icrc_on_the_new_port(extended):
+    icrc = next(line.split() for line in extended["verify"] if line.split()[:1] == ["ICRC"])
+    assert icrc[1:5] == ["good", "2", "bad", "0"]
 
 
 def test_field_list_has_the_new_fields(extended):
