@@ -36,6 +36,8 @@ ERF_ETH_PAD = 2          # offset/pad bytes between an ERF Ethernet header and t
 ETHERTYPE_IPV4 = 0x0800
 ETHERTYPE_ARP = 0x0806
 ETHERTYPE_RARP = 0x8035
+ETHERTYPE_LLDP = 0x88CC
+ETHERTYPE_PTP = 0x88F7
 ETHERTYPE_IPV6 = 0x86DD
 ETHERTYPE_MAC_CONTROL = 0x8808
 ETHERTYPE_ROCE = 0x8915                      # RoCEv1 (IBA Annex A16)
@@ -43,9 +45,19 @@ ETHERTYPE_VLANS = (0x8100, 0x88A8, 0x9100)   # 802.1Q, 802.1ad, legacy QinQ
 
 # IP protocol numbers (IPv4 Protocol, IPv6 Next Header).
 IP_PROTO_ICMP = 1
+IP_PROTO_IGMP = 2
 IP_PROTO_TCP = 6
 IP_PROTO_UDP = 17
+IP_PROTO_GRE = 47
+IP_PROTO_ESP = 50
 IP_PROTO_ICMPV6 = 58
+IP_PROTO_SCTP = 132
+
+# ARP operations (RFC 826).
+ARP_REQUEST, ARP_REPLY = 1, 2
+
+# ECN codepoints (RFC 3168), the low two bits of the IPv4 TOS / IPv6 Traffic Class.
+ECN_NOT_ECT, ECN_ECT1, ECN_ECT0, ECN_CE = 0, 1, 2, 3
 
 # UDP ports.
 ROCEV2_PORT = 4791                           # IANA, RoCEv2 (IBA Annex A17)

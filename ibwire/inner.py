@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from ibwire.constants import ETHERTYPE_ARP
+from ibwire.constants import ARP_REPLY, ARP_REQUEST
 from ibwire.fields import DEC, ETHER, HEX, IPV6, REGISTRY, UINT8, UINT16, UINT32
+from ibwire.graph import GRAPH
 from ibwire.packet import Packet
 
 # tshark's fields this module fills: name -> (type, base, label).
@@ -133,16 +134,23 @@ def _compute(pkt: Packet) -> Inner:
     sc = _scapy()
     # Inside IPoIB the IP packet ends with the IB payload (the ICRC and VCRC follow).
     limit = pkt.payload_offset + len(pkt.payload) if pkt.layer("ipoib") else len(data)
-    if name == "ip":
-        end = min(limit, last.offset + max(last.values["len"], last.layout.size))
-        return _above(sc.inet.IP(data[last.offset:end]))
-    if name == "ipv6":
-        end = min(limit, last.offset + last.layout.size + last.values["plen"])
-        return _above(sc.inet6.IPv6(data[last.offset:end]))
-    if name in ("eth", "vlan") and last.values.get(
-            "type" if name == "eth" else "etype") == ETHERTYPE_ARP:
+    if name in ("ip", "ipv6"):
+        end = min(limit, _declared_end(last))
+        return _above((sc.inet.IP if name == "ip" else sc.inet6.IPv6)(data[last.offset:end]))
+    edge = GRAPH.edges[name]
+    if GRAPH.next(name, last.values.get(edge.field)) == "arp":
         return _arp(sc.ARP(data[last.offset + last.layout.size:]))
     return _NONE
+
+
+def _declared_end(lay: Any) -> int:
+    """Where the IP packet ends by its length field (the protocol graph's `Length`:
+    what it counts and from where), at least past its own header."""
+    end = lay.offset + lay.layout.size
+    for ln in GRAPH.length_of(lay.layout.name):
+        start = lay.offset + (lay.layout.size if ln.start == "after" else 0)
+        end = max(end, start + lay.values[ln.field] * ln.unit)
+    return end
 
 
 def _above(ip: Any) -> Inner:
@@ -260,9 +268,9 @@ def _arp(arp: Any) -> Inner:
 
 def arp_info(op: int, spa: str, tpa: str, sha: str) -> str:
     """tshark's Info text for an ARP request or reply."""
-    if op == 1:
+    if op == ARP_REQUEST:
         return f"Who has {tpa}? Tell {spa}"
-    if op == 2:
+    if op == ARP_REPLY:
         return f"{spa} is at {sha}"
     return f"ARP opcode {op}"
 

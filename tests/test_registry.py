@@ -97,3 +97,66 @@ def test_opcode_table_has_every_code_and_the_right_valid_set():
 def test_opcode_header_chains(code, headers, payload):
     assert OPCODES[code].headers == headers
     assert OPCODES[code].payload is payload
+
+
+# -- the field list does not depend on what was imported first ------------------------
+_ORDERS = (
+    ("ibwire",),
+    ("ibwire.fields",),
+    ("ibwire.cli.main",),
+    ("ibwire.mad", "ibwire"),
+    ("ibwire.analysis.rc", "ibwire.cli.main"),
+    ("ibwire.dissectors",),
+    ("ibwire.headers", "ibwire.analysis.providers"),
+)
+_PRINT_REGISTRY = '''
+import hashlib, importlib, io, sys
+from contextlib import redirect_stdout
+for module in sys.argv[1:]:
+    importlib.import_module(module)
+from ibwire.fields import REGISTRY
+names = REGISTRY.names()
+from ibwire.cli.main import main
+buf = io.StringIO()
+with redirect_stdout(buf):
+    assert main(["fields"]) == 0
+print(len(names), hashlib.sha256("\\n".join(names).encode()).hexdigest(),
+      hashlib.sha256(buf.getvalue().encode()).hexdigest())
+'''
+
+
+def test_field_list_is_the_same_whatever_is_imported_first():
+    import subprocess
+    import sys
+
+    seen = {}
+    for order in _ORDERS:
+        p = subprocess.run([sys.executable, "-c", _PRINT_REGISTRY, *order],
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr[-2000:]
+        seen[order] = p.stdout.strip()
+    assert len(set(seen.values())) == 1, seen
+    assert int(next(iter(seen.values())).split()[0]) > 900
+
+
+def test_every_field_module_is_listed():
+    # Modules that call REGISTRY.add / add_protocol register fields outside a layout:
+    # each must be (or be imported by) an entry of FIELD_MODULES.
+    import importlib
+    import pathlib
+    import sys
+
+    from ibwire.fields import FIELD_MODULES
+
+    root = pathlib.Path(importlib.import_module("ibwire").__file__).parent
+    for module in FIELD_MODULES:
+        importlib.import_module(module)
+    for path in root.rglob("*.py"):
+        src = path.read_text()
+        if "REGISTRY.add(" in src or "REGISTRY.add_protocol(" in src or "register(" in src \
+                and "FieldProvider" in src:
+            name = "ibwire." + ".".join(path.relative_to(root).with_suffix("").parts)
+            name = name.removesuffix(".__init__")
+            if name in ("ibwire.fields", "ibwire.analysis.providers"):
+                continue
+            assert name in sys.modules, f"{name} registers fields; not in FIELD_MODULES"

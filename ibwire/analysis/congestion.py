@@ -22,7 +22,7 @@ import numpy as np
 
 from ibwire.analysis.credit_input import TIME_COLUMN
 from ibwire.analysis.pfc import priorities
-from ibwire.gen.fabric import ECN_CE
+from ibwire.constants import ECN_CE
 from ibwire.headers.opcodes import OPCODES
 
 CNP_OPCODES = np.array([op.code for op in OPCODES if op.transport == "CNP" and "cnp" in op.headers])

@@ -8,16 +8,14 @@ The names are registered here, so `ibwire fields` lists them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from ibwire.analysis.congestion import congestion
-from ibwire.analysis.credit_input import TIME_COLUMN, credit_columns
-from ibwire.analysis.credits import Geometry, analyze_credits
-from ibwire.analysis.link_report import DEFAULT_ROCE_GBPS, LinkOptions
-from ibwire.analysis.pfc import analyze_pfc, pause_events, priorities
-from ibwire.engines.credits_kernel import EV_LIMIT, EV_SEND, EV_SYNC, UNKNOWN
 from ibwire.fields import BOOL, REGISTRY, UINT16, UINT64
-from ibwire.headers.carriers import pause_ns
+
+if TYPE_CHECKING:
+    from ibwire.analysis.link_report import LinkOptions
 
 ABSENT = np.iinfo(np.int64).min
 INT32 = "int32"          # signed: credits below zero are a sender's protocol violation
@@ -38,6 +36,8 @@ FIELDS = {
     "ibwire.ecn.mark_to_cnp_ns":
         (UINT64, "On a CNP: time since the congestion mark it answers (ns)"),
 }
+# The registry imports this module (`FIELD_MODULES`): the analyses themselves (Numba,
+# the simulator's constants) load only when `credit_fields` runs.
 for _name, (_ft, _label) in FIELDS.items():
     REGISTRY.add(_name, _ft, _label)
 
@@ -45,6 +45,14 @@ for _name, (_ft, _label) in FIELDS.items():
 def credit_fields(path: str, opts: LinkOptions | None = None,
                   strict: bool = True) -> dict[str, np.ndarray]:
     """Per-frame values of every field in FIELDS for the capture at `path`."""
+    from ibwire.analysis.congestion import congestion
+    from ibwire.analysis.credit_input import TIME_COLUMN, credit_columns
+    from ibwire.analysis.credits import Geometry, analyze_credits
+    from ibwire.analysis.link_report import DEFAULT_ROCE_GBPS, LinkOptions
+    from ibwire.analysis.pfc import analyze_pfc, pause_events
+    from ibwire.engines.credits_kernel import EV_LIMIT, EV_SEND, EV_SYNC, UNKNOWN
+    from ibwire.headers.carriers import pause_ns
+
     opts = opts or LinkOptions()
     cols = credit_columns(path, strict)
     n = int(cols["frame.number"].shape[0])
@@ -81,6 +89,9 @@ def credit_fields(path: str, opts: LinkOptions | None = None,
 
 def _paused_frames(cols: dict[str, np.ndarray], intervals: list[dict], out: np.ndarray,
                    opts: LinkOptions) -> None:
+    from ibwire.analysis.credit_input import TIME_COLUMN
+    from ibwire.analysis.pfc import priorities
+
     prio = priorities(cols, opts.prio_map)
     ts = cols[TIME_COLUMN]
     mac = cols["eth.src"]

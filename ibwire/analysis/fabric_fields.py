@@ -12,15 +12,13 @@ frame number -> {field name: value}; fields without a value are left out.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ibwire.analysis import fabric_names as fn
-from ibwire.analysis.fabric import build_fabric
-from ibwire.analysis.fabric_mads import mad_of, route_origin
-from ibwire.analysis.fabric_model import Fabric
-from ibwire.capture.packets import read
 from ibwire.fields import REGISTRY, STRING, UINT8, UINT64
-from ibwire.packet import Packet
+
+if TYPE_CHECKING:
+    from ibwire.analysis.fabric_model import Fabric
+    from ibwire.packet import Packet
 
 FIELDS = [
     ("ibwire.lid.src_node_guid", UINT64, "Source LID: node GUID (fabric view)", "hex"),
@@ -35,6 +33,7 @@ FIELDS = [
     ("ibwire.dr.node_description", STRING,
      "Directed route: NodeDescription of the node it reaches", "dec"),
 ]
+# The registry imports this module (`FIELD_MODULES`); the fabric view loads on use.
 for _name, _ft, _label, _base in FIELDS:
     REGISTRY.add(_name, _ft, _label, _base)
 FIELD_NAMES = [f[0] for f in FIELDS]
@@ -59,6 +58,8 @@ class Resolver:
                 self.by_lid[(lid, side)] = vals
 
     def __call__(self, pkt: Packet, frame: int = 0, source: int = 0) -> dict[str, Any]:
+        from ibwire.analysis.fabric_mads import mad_of, route_origin
+
         out: dict[str, Any] = {}
         lrh = pkt.layer("lrh")
         if lrh is not None:
@@ -81,6 +82,9 @@ def iter_frame_values(path: str, fabric: Fabric | None = None, also: Iterable[st
     """(frame number, resolved fields) for every frame of `path` that has any; the
     view is `fabric`, or built from `path` plus the files `also` (`path` first, so
     that its directed routes resolve)."""
+    from ibwire.analysis.fabric import build_fabric
+    from ibwire.capture.packets import read
+
     resolve = Resolver(fabric if fabric is not None else build_fabric([path, *also]))
     for n, pkt in enumerate(read(path), start=1):
         vals = resolve(pkt, n)
@@ -97,5 +101,6 @@ def frame_values(path: str, fabric: Fabric | None = None,
 def show(value: Any, name: str) -> str:
     """A value as `-T fields` prints it (GUIDs in hex like Wireshark's EUI-64s)."""
     if name.endswith("_guid"):
+        from ibwire.analysis import fabric_names as fn
         return fn.guid_text(value) or ""
     return str(value)

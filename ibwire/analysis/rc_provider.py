@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ibwire.analysis.providers import EXPERT, FieldProvider, RowValues, register
-from ibwire.analysis.rc_report import PACKET_FIELDS
+from ibwire.analysis.rc_fields import PACKET_FIELDS
 
 
 def _run(path: str) -> RowValues:

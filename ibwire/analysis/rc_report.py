@@ -12,6 +12,7 @@ import numpy as np
 
 from ibwire.analysis import rc_rules as R
 from ibwire.analysis.rc import PERCENTILES, RcResult
+from ibwire.analysis.rc_fields import PACKET_FIELDS  # noqa: F401 - re-exported
 from ibwire.analysis.rc_input import ENDPOINTS
 
 FORMAT = "ibwire-rc/1"
@@ -78,35 +79,7 @@ def document(res: RcResult, source: str = "") -> dict[str, Any]:
 
 
 # -- per-packet values --------------------------------------------------------------------------
-PACKET_FIELDS: tuple[tuple[str, str, str], ...] = (
-    # (name, ftype, description)
-    ("infiniband.analysis.retransmission", "bool", "Request PSN sent before (go-back-N resend)"),
-    ("infiniband.analysis.retransmission_of", "uint32", "Frame of the first copy resent"),
-    ("infiniband.analysis.go_back_n", "uint32", "Go-back-N episode this resend belongs to"),
-    ("infiniband.analysis.episode_start", "bool", "First packet of a go-back-N episode"),
-    ("infiniband.analysis.episode_reason", "string", "What started the episode"),
-    ("infiniband.analysis.episode_trigger", "uint32", "Frame of the NAK/response that started it"),
-    ("infiniband.analysis.psn_gap", "uint32", "PSNs skipped before it (lost before the tap)"),
-    ("infiniband.analysis.lost_after_capture", "bool", "Captured, but the responder never got it"),
-    ("infiniband.analysis.duplicate", "bool", "Responder had already accepted this PSN"),
-    ("infiniband.analysis.out_of_sequence", "bool", "Late request, no retry cause (reordered)"),
-    ("infiniband.analysis.responder_out_of_sequence", "bool", "Beyond the expected PSN"),
-    ("infiniband.analysis.network_duplicate", "bool", "Copy sooner than any retry cause could act"),
-    ("infiniband.analysis.nak", "string", "NAK kind"),
-    ("infiniband.analysis.rnr", "bool", "RNR NAK"),
-    ("infiniband.analysis.rnr_timer_us", "uint32", "RNR NAK minimum timer (microseconds)"),
-    ("infiniband.analysis.rnr_retry", "bool", "First resend of the PSN an RNR NAK refused"),
-    ("infiniband.analysis.implied_nak", "bool", "Response past a READ/atomic lacking responses"),
-    ("infiniband.analysis.read_response_gap", "bool", "READ responses missing before this one"),
-    ("infiniband.analysis.duplicate_ack", "bool", "ACK acknowledging nothing new"),
-    ("infiniband.analysis.ack_rtt", "double", "ACK round-trip time (seconds)"),
-    ("infiniband.analysis.acked_psns", "uint32", "Request PSNs this ACK newly acknowledges"),
-    ("infiniband.analysis.credits", "uint32", "AETH credits advertised (receive WQEs)"),
-    ("infiniband.analysis.message", "uint32", "Message number within the half-connection"),
-    ("infiniband.analysis.message_end", "bool", "Last packet of a message"),
-    ("infiniband.analysis.bad_icrc", "bool", "Bad ICRC: the receiver drops it"),
-    ("infiniband.analysis.connection", "uint32", "Connection index (ibwire rc)"),
-)
+# The per-packet field table (PACKET_FIELDS) lives in rc_fields, light to import.
 
 _BOOL_FLAGS = {
     "infiniband.analysis.retransmission": R.F_RETX,

@@ -12,13 +12,32 @@ from __future__ import annotations
 
 import ipaddress
 
+from ibwire.constants import (
+    ETHERTYPE_ARP,
+    ETHERTYPE_LLDP,
+    ETHERTYPE_PTP,
+    ETHERTYPE_RARP,
+    IP_PROTO_ESP,
+    IP_PROTO_GRE,
+    IP_PROTO_ICMP,
+    IP_PROTO_ICMPV6,
+    IP_PROTO_IGMP,
+    IP_PROTO_SCTP,
+    IP_PROTO_TCP,
+    IP_PROTO_UDP,
+)
+from ibwire.graph import GRAPH
+from ibwire.headers import UDP
 from ibwire.inner import arp_info, transport_of
-from ibwire.packet import Packet
+from ibwire.packet import Layer, Packet
 
 # tshark's names by IP protocol number, for what Scapy leaves as raw data.
-IP_PROTOS = {1: "icmp", 2: "igmp", 6: "tcp", 17: "udp", 58: "icmpv6", 132: "sctp",
-             47: "gre", 50: "esp"}
-ETHERTYPES = {0x0806: "arp", 0x88CC: "lldp", 0x8035: "rarp", 0x88F7: "ptp"}
+IP_PROTOS = {IP_PROTO_ICMP: "icmp", IP_PROTO_IGMP: "igmp", IP_PROTO_TCP: "tcp",
+             IP_PROTO_UDP: "udp", IP_PROTO_ICMPV6: "icmpv6", IP_PROTO_SCTP: "sctp",
+             IP_PROTO_GRE: "gre", IP_PROTO_ESP: "esp"}
+# ... and by EtherType, for what follows an Ethernet or VLAN header undecoded.
+ETHERTYPES = {ETHERTYPE_ARP: "arp", ETHERTYPE_LLDP: "lldp", ETHERTYPE_RARP: "rarp",
+              ETHERTYPE_PTP: "ptp"}
 # Protocol column text by stack name.
 COLUMN_NAMES = {
     "eth": "Ethernet", "ip": "IPv4", "ipv6": "IPv6", "udp": "UDP", "tcp": "TCP",
@@ -52,9 +71,9 @@ def _above_ip(pkt: Packet, layers: list) -> list[str]:
         return _names(layers)
     out = _names(layers[:ip_at + 1])
     inner = transport_of(pkt).stack
-    ip = layers[ip_at]
-    proto = ip.values["proto"] if ip.layout.name == "ip" else ip.values["nxt"]
-    if inner in ([], ["data"]) and proto in IP_PROTOS and proto not in (6, 17):
+    proto = _next_value(layers[ip_at])
+    if inner in ([], ["data"]) and proto in IP_PROTOS and \
+            proto not in (IP_PROTO_TCP, IP_PROTO_UDP):
         return out + [IP_PROTOS[proto]]       # a protocol Scapy does not decode
     return out + inner
 
@@ -86,12 +105,17 @@ def protocol_stack(pkt: Packet) -> list[str]:
     return out
 
 
+def _next_value(lay: Layer) -> int | None:
+    """The value of the field by which header `lay` chooses the next one (the
+    protocol graph's edge: IP Protocol, IPv6 Next Header, EtherType, ...)."""
+    edge = GRAPH.edges.get(lay.layout.name)
+    return None if edge is None else lay.values.get(edge.field)
+
+
 def _last_ethertype(pkt: Packet) -> int | None:
     for lay in reversed(pkt.layers):
-        if lay.layout.name == "vlan":
-            return lay.values["etype"]
-        if lay.layout.name == "eth":
-            return lay.values["type"]
+        if lay.layout.name in ("eth", "vlan"):
+            return _next_value(lay)
     return None
 
 
@@ -138,7 +162,7 @@ def inner_info(pkt: Packet, stack: list[str]) -> str:
         udp = pkt.layer("udp")
         if udp is not None:
             v = udp.values
-            return f"{v['srcport']} → {v['dstport']} Len={max(v['length'] - 8, 0)}"
+            return f"{v['srcport']} → {v['dstport']} Len={max(v['length'] - UDP.size, 0)}"
     return ""
 
 

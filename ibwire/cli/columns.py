@@ -13,9 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ibwire.cli.carriers import carrier_info, column_addresses, column_protocol, inner_info
-from ibwire.cli.frames import FrameInfo, fmt_ns
+from ibwire.cli.frames import TIME_FIELDS, FrameInfo, fmt_ns
 from ibwire.cli.madinfo import mad_header, mad_info
+from ibwire.cli.syndrome import ACK, NAK, RNR_NAK
 from ibwire.crc import CrcStatus
+from ibwire.graph import GRAPH
 from ibwire.headers.extended import NAK_CODES, RNR_TIMER_US
 from ibwire.packet import Packet
 
@@ -45,8 +47,13 @@ class Columns:
         }.get(name)
 
 
+# Operations coloured as acknowledgements (RC, RD and XRC alike).
+ACK_OPERATIONS = frozenset({"Acknowledge", "Atomic Acknowledge"})
+
+
 def rnr_ms(code: int) -> str:
-    us = RNR_TIMER_US[code & 0x1F]
+    """The RNR NAK timer (AETH `timer` field) in milliseconds, as tshark prints it."""
+    us = RNR_TIMER_US[code]
     return f"{us / 1000:g}"
 
 
@@ -63,7 +70,7 @@ def transport_info(pkt: Packet, stack: list[str] | None = None) -> tuple[str, st
         text = inner_info(pkt, stack or [])
         info = f"{mode} {base} PSN={bth.values['psn']}"
         return (f"{info} | {text}" if text else info), None
-    style: str | None = "ack" if (op.code & 0x1F) in (0x11, 0x12) else None
+    style: str | None = "ack" if op.name in ACK_OPERATIONS else None
     mad = mad_header(pkt)
     if mad is not None:
         text, replaces = mad_info(mad)
@@ -73,18 +80,19 @@ def transport_info(pkt: Packet, stack: list[str] | None = None) -> tuple[str, st
     info = f"{base} PSN={bth.values['psn']}"
     aeth = pkt.layer("aeth")
     if aeth is not None:
-        syn = aeth.values["syndrome"]
-        kind, code = (syn >> 5) & 3, syn & 0x1F
-        if kind == 0:
-            info += f" MSN={aeth.values['msn']}"
-        elif kind == 1:
-            info += f" [RNR NAK {rnr_ms(code)} ms]"
+        v = aeth.values
+        kind = v["syndrome_type"]
+        if kind == ACK:
+            info += f" MSN={v['msn']}"
+        elif kind == RNR_NAK:
+            info += f" [RNR NAK {rnr_ms(v['timer'])} ms]"
             style = "warn"
-        elif kind == 3:
+        elif kind == NAK:
+            code = v["error_code"]
             info += f" [{NAK_CODES.get(code, f'NAK code {code}')}]"
             style = "error"
         else:
-            info += f" [Reserved syndrome 0x{syn:02x}]"
+            info += f" [Reserved syndrome 0x{v['syndrome']:02x}]"
     return info, style
 
 
@@ -119,9 +127,12 @@ def info_column(pkt: Packet, stack: list[str]) -> tuple[str, str | None]:
 
 def _routing_only(pkt: Packet) -> str:
     lrh = pkt.layer("lrh")
-    if lrh is not None and lrh.values["lnh"] in (0, 1):
-        return "Raw" if lrh.values["lnh"] == 0 else "IPv6 over InfiniBand"
-    return "InfiniBand"
+    following = None if lrh is None else GRAPH.next("lrh", lrh.values["lnh"])
+    return _NON_IBA_INFO.get(following or "", "InfiniBand")
+
+
+# Info of a native packet whose LRH leads to no IBA transport, by the LNH's next node.
+_NON_IBA_INFO = {"rwh": "Raw", "ipv6": "IPv6 over InfiniBand"}
 
 
 def columns(info: FrameInfo, time_text: str | None = None) -> Columns:
@@ -140,18 +151,16 @@ def columns(info: FrameInfo, time_text: str | None = None) -> Columns:
 
 
 TIME_FORMATS = ("r", "a", "ad", "d", "dd", "e", "u", "ud")
+# -t formats that print a frame.* time as it is (the others are clock times).
+TIME_MODES = {"r": "frame.time_relative", "d": "frame.time_delta",
+              "dd": "frame.time_delta_displayed", "e": "frame.time_epoch"}
 
 
 def time_text(info: FrameInfo, mode: str = "r") -> str:
     """The Time column for tshark's `-t` formats (r, a, ad, d, dd, e, u, ud)."""
-    if mode == "r":
-        return fmt_ns(info.rel_ns)
-    if mode == "d":
-        return fmt_ns(info.delta_ns)
-    if mode == "dd":
-        return fmt_ns(info.delta_disp_ns)
-    if mode == "e":
-        return fmt_ns(info.ts_ns)
+    field = TIME_MODES.get(mode)
+    if field is not None:
+        return fmt_ns(getattr(info, TIME_FIELDS[field]))
     import time as _time
     sec, frac = divmod(info.ts_ns, 1_000_000_000)
     tm = _time.gmtime(sec) if mode in ("u", "ud") else _time.localtime(sec)

@@ -67,10 +67,7 @@ def lines(text: str | None = None) -> list[str]:
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    import ibwire.cli.fields_out  # noqa: F401 - registers the tshark aggregate fields
-    import ibwire.cli.frames  # noqa: F401 - registers frame.* and _ws.col.*
-    from ibwire.cli.reader import load_decoders
-    load_decoders()
+    # (The registry imports every module that defines fields before it answers.)
     for line in lines(args.filter):
         out.line(line)
     out.flush()

@@ -101,12 +101,6 @@ def _pair(layer: str, a: str, b: str) -> Raw:
     return get
 
 
-def _one(layer: str, fn: Callable[[dict], int]) -> Raw:
-    def get(info: FrameInfo, pkt: Packet) -> list[Any]:
-        return [fn(lay.values) for lay in pkt.layers if lay.layout.name == layer]
-    return get
-
-
 def data_bytes(info: FrameInfo, pkt: Packet) -> bytes | None:
     """What tshark's `data` dissector would hold: the unclaimed payload."""
     if "data" not in info.stack:
@@ -114,6 +108,21 @@ def data_bytes(info: FrameInfo, pkt: Packet) -> bytes | None:
     if pkt.is_infiniband and pkt.layer("ipoib") is None:
         return pkt.payload + pkt.pad      # Wireshark's data runs up to the ICRC
     return transport_of(pkt).data
+
+
+def _joined(layer: str, *names: str) -> Raw:
+    """tshark's aggregate of adjacent fields (`ip.dsfield` = DSCP and ECN): their
+    bits side by side, as the layout places them."""
+    def get(info: FrameInfo, pkt: Packet) -> list[int]:
+        out = []
+        for lay in pkt.layers:
+            if lay.layout.name == layer:
+                fields = [lay.layout.by_name[n] for n in names]
+                end = fields[-1].bit_offset + fields[-1].bits
+                out.append(sum(lay.values[f.name] << (end - f.bit_offset - f.bits)
+                               for f in fields))
+        return out
+    return get
 
 
 def _data(fn: Callable[[bytes], Any]) -> Raw:
@@ -130,9 +139,8 @@ ALIASES: dict[str, tuple[str, str, Raw]] = {
                                                if lay.layout.name in ("ip", "ipv6")]),
     "ipv6.addr": ("ipv6", "dec", _pair("ipv6", "src", "dst")),
     "udp.port": ("uint16", "dec", _pair("udp", "srcport", "dstport")),
-    "ip.dsfield": ("uint8", "hex", _one("ip", lambda v: (v["dscp"] << 2) | v["ecn"])),
-    "ip.flags": ("uint8", "hex",
-                 _one("ip", lambda v: (v["rb"] << 2) | (v["df"] << 1) | v["mf"])),
+    "ip.dsfield": ("uint8", "hex", _joined("ip", "dscp", "ecn")),
+    "ip.flags": ("uint8", "hex", _joined("ip", "rb", "df", "mf")),
     "data.data": ("bytes", "dec", _data(lambda d: d)),
     "data.len": ("uint32", "dec", _data(len)),
 }

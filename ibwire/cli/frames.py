@@ -52,6 +52,11 @@ def fmt_ns(ns: int) -> str:
     return f"{sign}{sec}.{frac:09d}"
 
 
+# frame.* times (seconds with nine decimals) -> the FrameInfo attribute in ns.
+TIME_FIELDS = {"frame.time_epoch": "ts_ns", "frame.time_relative": "rel_ns",
+               "frame.time_delta": "delta_ns", "frame.time_delta_displayed": "delta_disp_ns"}
+
+
 def erf_header_len(pkt: Packet) -> int:
     """Bytes of ERF header (with extension headers) before the packet."""
     erf = pkt.layer("erf")
@@ -116,14 +121,9 @@ class FrameInfo:
         """A frame.* field as tshark prints it, or None when not a frame field."""
         if name == "frame.number":
             return str(self.number)
-        if name == "frame.time_epoch":
-            return fmt_ns(self.ts_ns)
-        if name == "frame.time_relative":
-            return fmt_ns(self.rel_ns)
-        if name == "frame.time_delta":
-            return fmt_ns(self.delta_ns)
-        if name == "frame.time_delta_displayed":
-            return fmt_ns(self.delta_disp_ns)
+        attr = TIME_FIELDS.get(name)
+        if attr is not None:
+            return fmt_ns(getattr(self, attr))
         if name == "frame.len":
             return str(self.length)
         if name == "frame.cap_len":

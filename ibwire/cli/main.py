@@ -22,7 +22,7 @@ import argparse
 import importlib
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from ibwire.cli.fields_out import UsageError
@@ -121,16 +121,29 @@ USAGES = {
 TOP_USAGE = "ibwire {" + ",".join(USAGES) + "} ..."
 
 
-def build_parser() -> Parser:
+def build_parser(only: str | None = None) -> Parser:
+    """The command-line parser; with `only`, just that command's sub-parser (each
+    command's module loads only when it is registered, so `ibwire dump` does not
+    import the simulator, the plots or the analyses)."""
     top = Parser(prog="ibwire", usage=TOP_USAGE,
                  description="InfiniBand and RoCE capture analyzer with tshark's flags.")
     from ibwire import __version__
     top.add_argument("--version", action="version", version=f"ibwire {__version__}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for name, add in _COMMANDS.items():
+        if only is None or only == name:
+            add(sub)
+    return top
+
+
+def _add_dump(sub: Any) -> None:
     dump = sub.add_parser("dump", help="print packets (tshark's flags)",
                           usage="ibwire dump [options] [-r] FILE", epilog=EPILOG,
                           formatter_class=argparse.RawDescriptionHelpFormatter)
     _dump_args(dump)
+
+
+def _add_stats(sub: Any) -> None:
     stats = sub.add_parser("stats", help="statistics of a capture",
                            usage="ibwire stats [options] FILE [-z SPEC ...]")
     stats.add_argument("file", nargs="?", help="capture file (or -r FILE); - for stdin")
@@ -150,20 +163,18 @@ def build_parser() -> Parser:
     stats.add_argument("more", nargs="*", metavar="FILE",
                        help="more captures (each analysed apart, printed in order)")
     importlib.import_module("ibwire.scale.runner").add_options(stats)
+
+
+def _add_fields(sub: Any) -> None:
     fields = sub.add_parser("fields", help="list every field (like tshark -G fields)",
                             usage="ibwire fields [--filter TEXT]")
     fields.add_argument("--filter", metavar="TEXT", help="only names containing TEXT")
-    from ibwire.cli.credits import add_parser as add_credits
-    add_credits(sub)
-    importlib.import_module("ibwire.cli.fabric").add_parser(sub)
-    importlib.import_module("ibwire.cli.verify").add_parser(sub)
-    _add_gen(sub)
-    from ibwire.cli import plot, rc
-    rc.add_parser(sub)
-    plot.add_parser(sub)
-    importlib.import_module("ibwire.cli.report").add_parser(sub)
-    importlib.import_module("ibwire.cli.export").add_parser(sub)
-    return top
+
+
+def _module_parser(name: str) -> Callable[[Any], None]:
+    def add(sub: Any) -> None:
+        importlib.import_module(f"ibwire.cli.{name}").add_parser(sub)
+    return add
 
 
 def _add_gen(sub: Any) -> None:
@@ -177,6 +188,16 @@ def _add_gen(sub: Any) -> None:
     add = getattr(gen, "add_parser", None)
     if add is not None:
         add(sub)
+
+
+# Every command's parser, in the order `ibwire --help` lists them.
+_COMMANDS: dict[str, Callable[[Any], None]] = {
+    "dump": _add_dump, "stats": _add_stats, "fields": _add_fields,
+    "credits": _module_parser("credits"), "fabric": _module_parser("fabric"),
+    "verify": _module_parser("verify"), "gen": _add_gen, "rc": _module_parser("rc"),
+    "plot": _module_parser("plot"), "report": _module_parser("report"),
+    "export": _module_parser("export"),
+}
 
 
 def _usage_line(argv: Sequence[str]) -> str:
@@ -225,7 +246,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point; returns the exit status."""
     argv = _normalise(list(sys.argv[1:] if argv is None else argv))
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv[0] if argv and argv[0] in _COMMANDS else None
+                            ).parse_args(argv)
         color = getattr(args, "color", None)
         out = Output(sys.stdout, color=color, flush_each=bool(getattr(args, "l", False)))
         return run(args, out)

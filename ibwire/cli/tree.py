@@ -15,6 +15,7 @@ from typing import Any
 from ibwire.cli.carriers import COLUMN_NAMES
 from ibwire.cli.frames import FrameInfo, erf_header_len, fmt_ns
 from ibwire.cli.tshark_text import display_value, format_field, format_value
+from ibwire.constants import LINKTYPE_ERF
 from ibwire.crc import CrcStatus
 from ibwire.fields import BOOL, REGISTRY, Field
 from ibwire.inner import transport_of
@@ -216,7 +217,7 @@ def tree_lines(info: FrameInfo, pkt: Packet, expand: set[str] | None = None) -> 
 def hexdump(info: FrameInfo, pkt: Packet) -> list[str]:
     """tshark -x: offset, 16 hex bytes, ASCII; the ERF pseudo-header is not shown."""
     data = pkt.data
-    if info.linktype == 197:
+    if info.linktype == LINKTYPE_ERF:
         data = data[erf_header_len(pkt):]
     lines = []
     for off in range(0, len(data), 16):

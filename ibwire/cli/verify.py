@@ -42,10 +42,11 @@ def add_parser(sub: Any) -> None:
 def verify(path: str, roce_ports: list[int] | None = None,
            chunk: int = 1 << 16) -> dict[str, Any]:
     """Counts per status and bad frame numbers for each CRC (see module doc)."""
-    from ibwire.decoder import Options
+    from ibwire.cli.reader import decode_options
     from ibwire.engines.columns import iter_chunks
 
-    opts = Options(roce_ports=frozenset(roce_ports)) if roce_ports else None
+    # RoCEv2 on the graph's UDP ports and those of -d, as `ibwire dump` decodes it.
+    opts = decode_options(roce_ports or [])
     counts = {name: np.zeros(4, np.int64) for name, _ in CHECKS}
     bad: dict[str, list[int]] = {name: [] for name, _ in CHECKS}
     frames = 0

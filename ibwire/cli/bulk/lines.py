@@ -19,6 +19,7 @@ from ibwire.cli.bulk.writer import ALIGN_RIGHT, Program
 from ibwire.cli.columns import columns, time_text
 from ibwire.cli.fields_out import FieldsWriter
 from ibwire.cli.frames import FrameInfo
+from ibwire.cli.syndrome import ACK, syndrome_part
 from ibwire.cli.tshark_text import _HEX_DIGITS
 from ibwire.crc import CrcStatus
 from ibwire.engines.columns import CRC_COLUMNS
@@ -109,7 +110,7 @@ class SummaryLines(Lines):
         aeth = rows.has_layer("aeth")
         syn = np.where(aeth, rows.int("infiniband.aeth.syndrome"), -1)
         keys = [rows.linktype, rows.layer_bits(), rows.int("infiniband.bth.opcode"), syn,
-                rows.int("infiniband.bth.destqp") <= 1, rows.int("infiniband.deth.srcqp") <= 1,
+                *rows.mad_qps(),
                 rows.int("ibwire.payload.len") > 0,
                 rows.int(ICRC_ST), rows.int(VCRC_ST), rows.int(LPCRC_ST),
                 rows.int("ip.src"), rows.int("ip.dst"), rows.int("infiniband.lrh.slid"),
@@ -119,7 +120,7 @@ class SummaryLines(Lines):
         gid, first = groups(keys, n)
         fast = bth & ~rows.slow
         time_col = getattr(rows, TIME_COLUMNS[self.mode])
-        msn_ok = aeth & (((syn >> 5) & 3) == 0)
+        msn_ok = aeth & (syndrome_part(syn, "syndrome_type") == ACK)
         ints, valid = ints_matrix(
             [rows.number, time_col, rows.length, rows.int("infiniband.bth.destqp"),
              rows.int("infiniband.bth.psn"), rows.int("infiniband.aeth.msn")],

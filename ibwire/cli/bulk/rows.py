@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ibwire.cli.frames import FrameInfo, frame_lengths
-from ibwire.constants import LINKTYPE_ERF
+from ibwire.constants import LINKTYPE_ERF, MAD_QPS
 from ibwire.decoder import Options
 from ibwire.engines import fallback
 from ibwire.engines.columns import OFFSET_PREFIX, Chunk
@@ -97,6 +97,12 @@ class Rows:
 
     def has_layer(self, layer: str) -> np.ndarray:
         return self.raw(OFFSET_PREFIX + layer)[0][:self.n] >= 0
+
+    def mad_qps(self) -> tuple[np.ndarray, np.ndarray]:
+        """(BTH destination QP, DETH source QP) is a well-known MAD QP (QP0/QP1):
+        the QP half of the graph's MAD rule (`GRAPH.carries_mad`)."""
+        return (np.isin(self.int("infiniband.bth.destqp"), MAD_QPS),
+                np.isin(self.int("infiniband.deth.srcqp"), MAD_QPS))
 
     def layer_bits(self) -> np.ndarray:
         bits = np.zeros(self.n, np.int64)

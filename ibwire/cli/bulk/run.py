@@ -50,7 +50,18 @@ def eligible(args: argparse.Namespace, out: Output, stats: list[Stat], printer: 
     from ibwire.cli.dump import FieldsPrinter, TextPrinter
     path = args.r or args.file
     if not bulk.enabled() or not path or path == "-" or has_sink \
-            or out.color or out.flush_each or _engine() is None:
+            or out.color or out.flush_each:
+        return False
+    # What the printer needs first: the engine (Numba) loads only when it will serve.
+    if isinstance(printer, TextPrinter):
+        if not (printer.summary and not printer.details and not printer.hex
+                and printer.time_mode in TIME_MODES):
+            return False
+    elif isinstance(printer, FieldsPrinter):
+        from ibwire.cli.bulk.lines import FieldLines
+        if not FieldLines.supported(printer.writer):
+            return False
+    elif printer is not None:
         return False
     if filt is not None:
         from ibwire.cli.bulk.filter import compile_mask
@@ -58,15 +69,7 @@ def eligible(args: argparse.Namespace, out: Output, stats: list[Stat], printer: 
             return False
     if any(not _stat_ok(st) for st in stats):
         return False
-    if printer is None:
-        return True
-    if isinstance(printer, TextPrinter):
-        return printer.summary and not printer.details and not printer.hex \
-            and printer.time_mode in TIME_MODES
-    if isinstance(printer, FieldsPrinter):
-        from ibwire.cli.bulk.lines import FieldLines
-        return FieldLines.supported(printer.writer)
-    return False
+    return _engine() is not None
 
 
 def _stat_ok(st: Stat) -> bool:

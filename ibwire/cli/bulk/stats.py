@@ -30,6 +30,7 @@ from ibwire.cli.stats.histograms import MadHistogram, OpcodeHistogram
 from ibwire.cli.stats.io_stat import IoStat
 from ibwire.cli.stats.phs import Hierarchy
 from ibwire.cli.stats.summary import CRC_NAMES, Summary
+from ibwire.cli.syndrome import NAK, syndrome_part
 from ibwire.constants import LINKTYPE_ERF
 from ibwire.crc import CrcStatus
 from ibwire.headers.opcodes import OPCODES
@@ -49,9 +50,8 @@ def supported(st: Stat) -> bool:
 
 def _per_packet(rows: Rows) -> np.ndarray:
     """Rows a collector sees per packet: handed over, malformed, or perhaps a MAD."""
-    bth, deth = rows.has_layer("bth"), rows.has_layer("deth")
-    mad = (bth & (rows.int("infiniband.bth.destqp") <= 1)) | \
-        (deth & (rows.int("infiniband.deth.srcqp") <= 1))
+    to_mad_qp, from_mad_qp = rows.mad_qps()
+    mad = (rows.has_layer("bth") & to_mad_qp) | (rows.has_layer("deth") & from_mad_qp)
     return rows.slow | mad
 
 
@@ -186,8 +186,12 @@ def _kind(info: Any) -> str:
 
 def _expert(rows: Rows, st: Expert, slow: np.ndarray) -> None:
     ib = ~slow & (rows.int("ibwire.ib.offset") >= 0)
-    syn = np.where(rows.has_layer("aeth"), rows.int("infiniband.aeth.syndrome"), -1)
-    keys = [rows.int(c) for _, c in CRC_STATUS] + [syn >> 5, np.where(syn >> 5 == 3, syn, 0)]
+    # Expert items depend on the AETH syndrome's type and, for NAKs, its code.
+    aeth = rows.has_layer("aeth")
+    syn = rows.int("infiniband.aeth.syndrome")
+    kind = np.where(aeth, syndrome_part(syn, "syndrome_type"), -1)
+    keys = [rows.int(c) for _, c in CRC_STATUS] + \
+        [kind, np.where(kind == NAK, syndrome_part(syn, "error_code"), 0)]
     grp = _Groups(rows, keys, ib)
     ok = _same(rows, grp, lambda info: expert_items(info.pkt))
     slow = _split_bad(rows, slow, grp, ok)

@@ -13,6 +13,7 @@ from collections import Counter
 from ibwire.cli.frames import FrameInfo
 from ibwire.cli.madinfo import CM_ATTRS, CM_CLASS, mad_header, mad_info
 from ibwire.cli.stats import Stat
+from ibwire.cli.syndrome import NAK, RNR_NAK
 from ibwire.crc import CrcStatus
 from ibwire.headers.extended import NAK_CODES
 from ibwire.packet import Packet
@@ -36,12 +37,11 @@ def expert_items(pkt: Packet) -> list[Item]:
             items.append(("Error", "Checksum", proto, f"Bad {name}"))
     aeth = pkt.layer("aeth")
     if aeth is not None:
-        syn = aeth.values["syndrome"]
-        kind, code = (syn >> 5) & 3, syn & 0x1F
-        if kind == 3:
+        kind, code = aeth.values["syndrome_type"], aeth.values["error_code"]
+        if kind == NAK:
             items.append(("Warn", "Sequence" if code == 0 else "Response", proto,
                           f"NAK: {NAK_CODES.get(code, f'code {code}')}"))
-        elif kind == 1:
+        elif kind == RNR_NAK:
             items.append(("Note", "Sequence", proto, "RNR NAK"))
     mad = mad_header(pkt)
     if mad is not None:

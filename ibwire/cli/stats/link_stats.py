@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from ibwire.analysis.credit_input import ColumnBuilder
-from ibwire.analysis.link_report import link_report
 from ibwire.cli.frames import FrameInfo
 from ibwire.cli.stats import Stat
 from ibwire.packet import Packet
@@ -26,6 +25,8 @@ class LinkStat(Stat):
         self.cols.add(pkt)
 
     def lines(self) -> list[str]:
+        # (The analyses load when the statistic is printed, not when -z is parsed.)
+        from ibwire.analysis.link_report import link_report
         from ibwire.cli.credits import Lines, render
 
         out = Lines()
