@@ -12,12 +12,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ibwire.cli.carriers import protocol_stack
-from ibwire.constants import LINKTYPE_ERF
+from ibwire.constants import (
+    LINKTYPE_ERF,
+    LINKTYPE_ETHERNET,
+    LINKTYPE_IPOIB,
+    LINKTYPE_LINUX_SLL,
+    LINKTYPE_LINUX_SLL2,
+    LINKTYPE_RAW,
+)
 from ibwire.fields import REGISTRY
 from ibwire.packet import Packet
 
 # Wireshark's WTAP_ENCAP numbers, for frame.encap_type.
-WTAP_ENCAP = {1: 1, 101: 7, 197: 98, 113: 25, 276: 210, 242: 179}
+WTAP_ENCAP = {LINKTYPE_ETHERNET: 1, LINKTYPE_RAW: 7, LINKTYPE_ERF: 98, LINKTYPE_LINUX_SLL: 25,
+              LINKTYPE_LINUX_SLL2: 210, LINKTYPE_IPOIB: 179}
 
 FRAME_FIELDS = [
     ("frame.number", "uint32", "Frame Number"),

@@ -214,14 +214,17 @@ def tree_lines(info: FrameInfo, pkt: Packet, expand: set[str] | None = None) -> 
     return out
 
 
+HEX_ROW = 16  # bytes per line of tshark -x
+
+
 def hexdump(info: FrameInfo, pkt: Packet) -> list[str]:
     """tshark -x: offset, 16 hex bytes, ASCII; the ERF pseudo-header is not shown."""
     data = pkt.data
     if info.linktype == LINKTYPE_ERF:
         data = data[erf_header_len(pkt):]
     lines = []
-    for off in range(0, len(data), 16):
-        chunk = data[off:off + 16]
+    for off in range(0, len(data), HEX_ROW):
+        chunk = data[off:off + HEX_ROW]
         hexpart = " ".join(f"{b:02x}" for b in chunk)
         text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
         lines.append(f"{off:04x}  {hexpart:<47}   {text}")
