@@ -20,8 +20,8 @@ import ibwire
 from ibwire.capture import UnknownLinkTypeError, check_linktype, open_capture
 from ibwire.cli.frames import FrameInfo, frame_lengths
 from ibwire.cli.output import Progress, error
-from ibwire.constants import ROCEV2_PORT
 from ibwire.decoder import Options
+from ibwire.graph import GRAPH
 
 OPTIONAL_DECODERS = ("ibwire.mad", "ibwire.ipoib", "ibwire.analysis.providers")
 _loaded = False
@@ -47,7 +47,9 @@ class InputError(Exception):
 
 
 def decode_options(roce_ports: list[int]) -> Options:
-    return Options(roce_ports=frozenset({ROCEV2_PORT, *roce_ports}))
+    # The graph's RoCEv2 ports (read when decoding) plus this run's `-d udp.port==N`.
+    return Options(roce_ports=GRAPH.roce_ports() | frozenset(roce_ports)) if roce_ports \
+        else Options()
 
 
 def _open(path: str) -> tuple[object, int]:

@@ -15,7 +15,12 @@ from __future__ import annotations
 
 from numba import njit
 
-from ibwire.capture.erf import ERF_HEADER_LEN, ERF_SNIFF_TYPES
+from ibwire.capture.erf import (
+    ERF_HEADER_LEN,
+    ERF_SNIFF_TYPES,
+    ERF_TYPE_MASK,
+    erf_header_end,
+)
 from ibwire.capture.pcap import RECORD_HEADER_LEN
 from ibwire.capture.pcapng import EPB, IDB, MAX_BLOCK_LEN, PB, SHB, SPB
 from ibwire.constants import ERF_TYPE_PAD, LINKTYPE_ERF
@@ -26,7 +31,8 @@ NS = 1_000_000_000
 ERF_TYPE_AT = ERF.by_name["type"].offset
 ERF_RLEN_AT = ERF.offsets()["rlen"][0]
 ERF_WLEN_AT = ERF.offsets()["wlen"][0]
-ERF_EXT_LEN = 8          # one ERF extension header
+# The one parser of the ERF extension chain (ibwire.capture.erf), compiled.
+_erf_header_end = njit(cache=True)(erf_header_end)
 ERF_YEAR_S = 365 * 86_400  # Wireshark's plausibility window (ibwire.capture.erf)
 ERF_MAX_TYPE = max(ERF_SNIFF_TYPES)
 BLOCK_HDR = 8            # pcapng block type + total length
@@ -100,7 +106,7 @@ def scan_erf(buf, pos, end, base, prev_sec, doff, cap, wire, ts, lt, ifc, roff, 
             return n, pos, NEED, prev_sec
         rlen = rd16(buf, pos + ERF_RLEN_AT, True)
         tbyte = int(buf[pos + ERF_TYPE_AT])
-        etype = tbyte & 0x7F
+        etype = tbyte & ERF_TYPE_MASK
         if rlen < ERF_HEADER_LEN or etype == 0:
             return n, pos, DAMAGE, prev_sec
         if pos + rlen > end:
@@ -111,17 +117,10 @@ def scan_erf(buf, pos, end, base, prev_sec, doff, cap, wire, ts, lt, ifc, roff, 
         sec = rd32(buf, pos + 4, False)
         if prev_sec >= 0 and not (-1 <= sec - prev_sec <= ERF_YEAR_S):
             return n, pos, DAMAGE, prev_sec  # the reader's look-ahead decides
-        hlen = ERF_HEADER_LEN
-        if tbyte & 0x80:
-            done = False
-            while hlen + ERF_EXT_LEN <= rlen:
-                more = buf[pos + hlen] & 0x80
-                hlen += ERF_EXT_LEN
-                if not more:
-                    done = True
-                    break
-            if not done:
-                return n, pos, DAMAGE, prev_sec
+        hend = _erf_header_end(buf, pos, pos + rlen)
+        if hend < 0:
+            return n, pos, DAMAGE, prev_sec
+        hlen = hend - pos
         doff[n] = pos
         cap[n] = rlen
         wire[n] = hlen + rd16(buf, pos + ERF_WLEN_AT, True)
