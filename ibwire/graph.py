@@ -256,6 +256,9 @@ class ProtocolGraph:
 
 
 MAD_OPCODES = frozenset({UD_SEND_ONLY, UD_SEND_ONLY_IMM})
+# The extended headers ibwire defines, in wire order; `add_extended_header` adds to
+# ETH_LAYOUTS after them (tables keep the built-in rows where they are).
+BUILTIN_EXTENDED: tuple[str, ...] = tuple(ETH_LAYOUTS)
 GRAPH = ProtocolGraph()
 
-__all__ = ["GRAPH", "MAD_OPCODES", "Edge", "Length", "ProtocolGraph", "Trailer"]
+__all__ = ["BUILTIN_EXTENDED", "GRAPH", "MAD_OPCODES", "Edge", "Length", "ProtocolGraph", "Trailer"]

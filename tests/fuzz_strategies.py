@@ -25,12 +25,12 @@ from hypothesis import strategies as st
 from vectors import VECTORS  # tests/ is on sys.path (pytest; tools/fuzz_atheris.py)
 
 import ibwire.headers as H
+from ibwire import constants as C
 from ibwire import decode, encode
 from ibwire.capture import erf_record, read_capture
 from ibwire.capture import pcapng as png
 from ibwire.capture.pcap import MAGIC_NSEC, MAGIC_USEC
 from ibwire.constants import NXTHDR_IBA
-from ibwire.headers import carriers as C
 
 try:  # the MAD decoder registers itself on import (another module, maybe not ready)
     from ibwire.constants import MAD_SIZE

@@ -3,10 +3,6 @@ registry layouts (`Layout.offsets()`, `Layout.size`) and the capture modules."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from ibwire.constants import ETHERTYPE_VLANS, MAD_QPS
-from ibwire.graph import GRAPH
 from ibwire.headers import BTH, DETH, ERF, ETHERNET, GRH, IPV4, IPV6, LINK, LRH, UDP, VLAN
 from ibwire.headers.carriers import SLL, SLL2
 from ibwire.mad.header import MAD_HEADER
@@ -37,7 +33,4 @@ ERF_RLEN, ERF_WLEN = _at(ERF, "rlen")[0], _at(ERF, "wlen")[0]
 SZ_ERF, SZ_ETH, SZ_VLAN, SZ_IP, SZ_IP6 = ERF.size, ETHERNET.size, VLAN.size, IPV4.size, IPV6.size
 SZ_UDP, SZ_LRH, SZ_GRH, SZ_BTH, SZ_LINK = UDP.size, LRH.size, GRH.size, BTH.size, LINK.size
 SZ_SLL, SZ_SLL2, SZ_MAD = SLL.size, SLL2.size, MAD_HEADER.size
-VLAN_TYPES = np.array(ETHERTYPE_VLANS, dtype=np.int64)
-ERF_ETH_TYPES = np.array(sorted(GRAPH.edges[ERF.name].skip), dtype=np.int64)
-MAD_QP0, MAD_QP1 = MAD_QPS
-ERF_PAD_FIELD = 2  # ERF Ethernet types: 2 bytes of offset/pad before the frame
+

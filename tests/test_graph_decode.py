@@ -1,0 +1,215 @@
+"""The protocol graph drives the decoder, the encoder and the bulk tables.
+
+The extension of `graph_extension` (a vendor extended header on opcode 0xC0, RoCEv2
+on UDP port 4792) is declared once, in a child process; encode, decode and the
+column engine must then handle both. Without it, port 4792 is not RoCE.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+from graph_extension import EXTENSION, run_extended
+
+import ibwire
+from ibwire.constants import ETHERTYPE_IPV4, ICRC_LEN, IP_PROTO_UDP, ROCEV2_PORT, VCRC_LEN
+from ibwire.crc import CrcStatus
+from ibwire.decoder import STEPS, decode
+from ibwire.engines import tables as T
+from ibwire.graph import GRAPH
+from ibwire.headers import BTH, ETHERNET, GRH, IPV4, IPV6, LRH, UDP
+
+# Packets every extension test builds (run in the child after EXTENSION).
+BUILD = '''
+import ibwire
+from ibwire import BTH, ETHERNET, GRH, IPV4, IPV6, LRH, UDP
+from ibwire.constants import ICRC_LEN, VCRC_LEN
+from ibwire.crc import CrcStatus
+
+PAY = bytes(range(1, 38))          # 37 bytes: PadCnt 3
+def vendor(tag):
+    return VENDORETH(tag=tag, length=len(PAY), flags=0x5A)
+NATIVE = [
+    ibwire.encode(LRH(dlid=7, slid=3), BTH(opcode=VENDOR_OPCODE, destqp=0x42, psn=11),
+                  vendor(0xDEADBEEF), payload=PAY),
+    ibwire.encode(LRH(dlid=7, slid=3), GRH(), BTH(opcode=VENDOR_OPCODE, destqp=0x42, psn=12),
+                  vendor(0xCAFE0001), payload=PAY),
+]
+ETH = [
+    ibwire.encode(ETHERNET(), IPV4(), UDP(dstport=VENDOR_PORT),
+                  BTH(opcode=VENDOR_OPCODE, destqp=0x42, psn=21), vendor(0x01020304),
+                  payload=PAY),
+    ibwire.encode(ETHERNET(), IPV6(), UDP(dstport=VENDOR_PORT),
+                  BTH(opcode=VENDOR_OPCODE, destqp=0x42, psn=22), vendor(0x05060708),
+                  payload=PAY),
+    ibwire.encode(ETHERNET(), IPV4(), UDP(), BTH(opcode=VENDOR_OPCODE, destqp=0x42, psn=23),
+                  vendor(0x0A0B0C0D), payload=PAY),
+    ibwire.encode(ETHERNET(), GRH(), BTH(opcode=VENDOR_OPCODE, destqp=0x42, psn=24),
+                  vendor(0x11223344), payload=PAY),
+]
+'''
+
+
+def test_extended_header_and_port_encode_and_decode():
+    out = run_extended(BUILD + '''
+for data, encap in [(d, "ib") for d in NATIVE] + [(d, "eth") for d in ETH]:
+    pkt = ibwire.decode(data, encap)
+    assert not pkt.problems, pkt.problems
+    names = [lay.layout.name for lay in pkt.layers]
+    assert names[names.index("bth") + 1] == "vendoreth", names
+    assert pkt["infiniband.vendoreth.length"] == len(PAY)
+    assert pkt["infiniband.vendoreth.flags"] == 0x5A
+    assert pkt.payload == PAY and len(pkt.pad) == 3
+    assert pkt.icrc_status == CrcStatus.GOOD
+    bth = pkt.layer("bth")
+    print(encap, hex(pkt["infiniband.vendoreth.tag"]), bth.psn, pkt.opcode.name)
+    assert ibwire.encode(pkt) == data and ibwire.encode(pkt, fill=True) == data
+for data in NATIVE:
+    pkt = ibwire.decode(data, "ib")
+    assert pkt.vcrc_status == CrcStatus.GOOD
+    assert pkt.layer("lrh").pktlen * 4 == len(data) - VCRC_LEN
+for data in ETH[:3]:
+    pkt = ibwire.decode(data, "eth")
+    udp = pkt.layer("udp")
+    assert udp.length == len(data) - udp.offset, (udp.length, len(data))
+grh = ibwire.decode(ETH[3], "eth").layer("grh")
+assert grh.paylen == len(ETH[3]) - grh.offset - GRH.size
+''')
+    lines = out.split()
+    assert "0xdeadbeef" in lines and "0x5060708" in lines and "Vendor Tagged Send" in out
+    assert out.count("\n") == 6
+
+
+def test_columns_equal_the_decoder_on_the_extension(tmp_path):
+    out = run_extended(BUILD + '''
+import sys
+import numpy as np
+from ibwire.constants import LINKTYPE_ETHERNET, LINKTYPE_INFINIBAND
+d = sys.argv[1]
+ibwire.write(d + "/eth.pcap", ETH, linktype=LINKTYPE_ETHERNET)
+ibwire.write(d + "/ib.pcap", NATIVE, linktype=LINKTYPE_INFINIBAND)
+fields = ["infiniband.vendoreth.tag", "infiniband.vendoreth.length", "infiniband.bth.psn",
+          "ibwire.fallback", "ibwire.malformed.code", "ibwire.offset.vendoreth",
+          "ibwire.payload.len", "infiniband.invariant.crc.status"]
+for name in ("eth", "ib"):
+    path = d + "/" + name + ".pcap"
+    table = ibwire.columns(path, fields=fields).to_pydict()
+    pkts = list(ibwire.read(path))
+    assert table["infiniband.vendoreth.tag"] == [p["infiniband.vendoreth.tag"] for p in pkts]
+    assert table["infiniband.bth.psn"] == [p.layer("bth").psn for p in pkts]
+    assert table["ibwire.offset.vendoreth"] == [p.layer("vendoreth").offset for p in pkts]
+    assert table["ibwire.payload.len"] == [len(PAY)] * len(pkts)
+    assert table["ibwire.malformed.code"] == [0] * len(pkts)
+    assert table["infiniband.invariant.crc.status"] == [int(CrcStatus.GOOD)] * len(pkts)
+    # The kernel places the new header itself: nothing is handed over.
+    assert table["ibwire.fallback"] == [False] * len(pkts)
+    print(name, table["infiniband.bth.psn"])
+''', str(tmp_path))
+    assert "eth [21, 22, 23, 24]" in out and "ib [11, 12]" in out
+
+
+def _roce2_on(port: int) -> bytes:
+    return ibwire.encode(ETHERNET(), IPV4(), UDP(dstport=port), BTH(opcode=0x04, psn=5),
+                         payload=bytes(8))
+
+
+def test_port_4792_is_not_roce_without_the_extension(tmp_path):
+    assert 4792 not in GRAPH.roce_ports()
+    pkt = decode(_roce2_on(4792), "eth")
+    assert pkt.layer("udp").dstport == 4792 and pkt.layer("bth") is None
+    assert decode(_roce2_on(ROCEV2_PORT), "eth").layer("bth").psn == 5
+    path = tmp_path / "p.pcap"
+    ibwire.write(path, [_roce2_on(4792), _roce2_on(ROCEV2_PORT)])
+    table = ibwire.columns(path, fields=["infiniband.bth.psn", "ibwire.ib.offset"]).to_pydict()
+    assert table["infiniband.bth.psn"] == [None, 5]
+    assert table["ibwire.ib.offset"][0] == -1
+    # A run that names the port (the CLI's -d udp.port==4792,infiniband) decodes it.
+    opts = ibwire.Options(roce_ports=GRAPH.roce_ports() | {4792})
+    assert decode(_roce2_on(4792), "eth", options=opts).layer("bth").psn == 5
+    table = ibwire.columns(path, fields=["infiniband.bth.psn"], options=opts).to_pydict()
+    assert table["infiniband.bth.psn"] == [5, 5]
+
+
+def test_next_table_is_the_graph():
+    nxt = T.next_table(GRAPH.roce_ports())
+    for lower, row in ((ETHERNET.name, T.N_ETYPE), (IPV4.name, T.N_IP4),
+                       (IPV6.name, T.N_IP6), (LRH.name, T.N_LNH), (GRH.name, T.N_NXTHDR)):
+        for value, node in GRAPH.edges[lower].table.items():
+            want = T.NODE_STATE.get(node, T.S_FALLBACK if node in STEPS and node != "macc"
+                                    else T.S_DONE)
+            assert nxt[row, value] == want, (lower, value, node)
+    assert nxt[T.N_UDP, ROCEV2_PORT] == T.S_ROCE2
+    assert nxt[T.N_ETYPE, ETHERTYPE_IPV4] == T.S_IP and nxt[T.N_IP4, IP_PROTO_UDP] == T.S_UDP
+    for lt, node in GRAPH.linktypes.items():
+        assert nxt[T.N_LINKTYPE, lt] == T.NODE_STATE.get(node, T.S_FALLBACK)
+    lay = T.layers()
+    for op in ibwire.OPCODES:
+        rows = [r for r in lay.op_chain[op.code] if r >= 0]
+        assert [lay.names[r] for r in rows] == list(op.headers)
+        assert lay.op_mad[op.code] == GRAPH.carries_mad(op.code, 1, None)
+
+
+def test_tables_follow_a_graph_change_after_import():
+    """Tables (and a kernel compiled before the change) follow a change made after
+    the engines were imported and used."""
+    code = textwrap.dedent('''
+        import numpy as np
+        import ibwire
+        import ibwire.engines.columns
+        from ibwire.engines import tables as T
+        from ibwire.engines.place import N_INFO, place
+        before = T.kernel_tables()
+        old_names = T.layers().names
+        ''') + EXTENSION + textwrap.dedent('''
+        after = T.kernel_tables()
+        lay = T.layers()
+        assert lay.names[:len(old_names)] == old_names       # built-in rows stay
+        row = lay.index["vendoreth"]
+        assert row == len(old_names) and after.layer_size[row] == VENDORETH.size
+        assert list(after.op_chain[VENDOR_OPCODE][:1]) == [row] and after.op_valid[0xC0]
+        assert before.next[T.N_UDP, VENDOR_PORT] == 0
+        assert after.next[T.N_UDP, VENDOR_PORT] == T.S_ROCE2
+        assert "infiniband.vendoreth.tag" in T.FIELD_ROWS
+        assert "infiniband.vendoreth.tag" in ibwire.engines.columns.column_names()
+        from ibwire import BTH, ETHERNET, IPV4, UDP
+        data = ibwire.encode(ETHERNET(), IPV4(), UDP(dstport=VENDOR_PORT),
+                             BTH(opcode=VENDOR_OPCODE, psn=9), VENDORETH(tag=3),
+                             payload=bytes(4))
+        buf = np.frombuffer(data, np.uint8)
+        for fn in (place, place.py_func):
+            lo = np.zeros((len(after.layer_size), 1), np.int32)
+            info = np.zeros((N_INFO, 1), np.int32)
+            fn(buf, np.zeros(1, np.int64), np.array([len(data)], np.int32),
+               np.array([1], np.int32), lo, info, *after)
+            pkt = ibwire.decode(data, "eth")
+            assert lo[row, 0] == pkt.layer("vendoreth").offset, lo[:, 0]
+            assert info[:, 0].tolist()[-2:] == [0, 0]           # not malformed, not handed over
+        print("ok")
+        ''')
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-4000:]
+    assert p.stdout.strip() == "ok"
+
+
+def test_encode_fills_from_the_graph():
+    """Lengths, next-header values and trailers come from the graph's declarations."""
+    pay = bytes(range(13))
+    v6 = ibwire.encode(ETHERNET(type=ETHERTYPE_IPV4), IPV6(), UDP(), BTH(opcode=0x04),
+                       payload=pay)
+    pkt = decode(v6, "eth")
+    assert pkt.layer("eth").type == GRAPH.encodings("eth", "ipv6")[0]
+    assert not pkt.problems and pkt.icrc_status == CrcStatus.GOOD
+    ip = pkt.layer("ipv6")
+    assert ip.plen == len(v6) - ip.offset - IPV6.size
+    assert pkt.layer("udp").length == ip.plen
+    native = ibwire.encode(LRH(lnh=0), GRH(), BTH(opcode=0x04), payload=pay)
+    pkt = decode(native, "ib")
+    assert pkt.layer("lrh").lnh == GRAPH.value("lrh", "grh")
+    assert pkt.layer("lrh").pktlen * 4 == len(native) - VCRC_LEN
+    assert pkt.layer("grh").paylen == len(native) - LRH.size - GRH.size - VCRC_LEN
+    assert len(pkt.icrc) == ICRC_LEN and pkt.vcrc_status == CrcStatus.GOOD
+    assert not np.any([p.layer for p in pkt.problems])
