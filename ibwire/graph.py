@@ -81,8 +81,10 @@ class Edge:
 @dataclass(frozen=True)
 class Length:
     """A length field: `unit`-byte units from `start` ("header": the header's first
-    byte, "after": the byte after it) up to `end` ("icrc": through the ICRC, not the
-    VCRC; "record": the end of the capture record)."""
+    byte, "after": the byte after it and after what lies between it and the next
+    header, e.g. ERF extension headers and pad, which wlen does not count) up to
+    `end` ("icrc": through the ICRC, not the VCRC; "record": the end of the capture
+    record, a native packet's VCRC included)."""
 
     layout: str
     field: str

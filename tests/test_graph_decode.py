@@ -149,6 +149,7 @@ def test_next_table_is_the_graph():
     for op in ibwire.OPCODES:
         rows = [r for r in lay.op_chain[op.code] if r >= 0]
         assert [lay.names[r] for r in rows] == list(op.headers)
+        assert lay.op_size[op.code] == sum(lay.size[r] for r in rows)
         assert lay.op_mad[op.code] == GRAPH.carries_mad(op.code, 1, None)
 
 
@@ -213,3 +214,28 @@ def test_encode_fills_from_the_graph():
     assert pkt.layer("grh").paylen == len(native) - LRH.size - GRH.size - VCRC_LEN
     assert len(pkt.icrc) == ICRC_LEN and pkt.vcrc_status == CrcStatus.GOOD
     assert not np.any([p.layer for p in pkt.problems])
+
+
+def test_record_header_writers_compiled_and_plain_agree():
+    """The pcap/ERF record-header writers a bulk kernel compiles write the bytes the
+    capture writers write."""
+    from numba import njit
+
+    from ibwire.capture import (
+        erf_header,
+        erf_record,
+        pcap_record_header,
+        put_erf_header,
+        put_pcap_record_header,
+    )
+    from ibwire.capture.record_headers import ERF_HEADER_LEN, PCAP_RECORD_HEADER_LEN
+
+    ts = 1_700_000_000_123_456_789
+    for put_pcap, put_erf in ((put_pcap_record_header, put_erf_header),
+                              (njit(put_pcap_record_header), njit(put_erf_header))):
+        out = np.zeros(PCAP_RECORD_HEADER_LEN + ERF_HEADER_LEN, np.uint8)
+        at = put_pcap(out, 0, ts, 76, 80)
+        assert put_erf(out, at, ts, 21, 1, 76, 60) == len(out)
+        assert bytes(out[:at]) == pcap_record_header(ts, 76, 80)
+        assert bytes(out[at:]) == erf_header(ts, 21, 1, 76, 60)
+        assert bytes(out[at:]) == erf_record(bytes(60), ts, cap=1)[:ERF_HEADER_LEN]

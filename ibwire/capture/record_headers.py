@@ -18,11 +18,15 @@ from ibwire.headers.carriers import ERF
 # pcap record header: ts_sec, ts_frac, incl_len, orig_len (32 bits each).
 _PCAP_RECORD = struct.Struct("IIII")
 PCAP_RECORD_HEADER_LEN = _PCAP_RECORD.size
+PCAP_TS_SEC_AT, PCAP_TS_FRAC_AT, PCAP_INCL_LEN_AT, PCAP_ORIG_LEN_AT = (
+    struct.calcsize("I" * k) for k in range(4))
 _NS = 10**9
 _FRAC_ONE = 1 << 32          # ERF timestamps: 32-bit binary fraction of a second
 
 ERF_HEADER_LEN = ERF.size
 _TS_AT, _TS_LEN = ERF.by_name["ts_raw"].offset, ERF.by_name["ts_raw"].bits // 8
+# The little-endian timestamp: binary fraction in the low half, seconds in the high.
+ERF_TS_FRAC_AT, ERF_TS_SEC_AT = _TS_AT, _TS_AT + _TS_LEN // 2
 _TYPE_AT = ERF.offsets()["type"][0]
 _FLAGS_AT = ERF.offsets()["cap"][0]
 _VLEN_SHIFT, _CAP_SHIFT = ERF.offsets()["vlen"][2], ERF.offsets()["cap"][2]
@@ -42,24 +46,17 @@ def pcap_record_header(ts_ns: int, caplen: int, wirelen: int, nanosecond: bool =
     return struct.pack(e + _PCAP_RECORD.format, sec, frac, caplen, wirelen)
 
 
-def _put_le(out, pos: int, value: int, n: int) -> None:
-    for k in range(n):
-        out[pos + k] = (value >> (8 * k)) & 0xFF
-
-
-def _put_be(out, pos: int, value: int, n: int) -> None:
-    for k in range(n):
-        out[pos + k] = (value >> (8 * (n - 1 - k))) & 0xFF
-
-
+# The put_* functions call nothing (Numba compiles them without their callees).
 def put_pcap_record_header(out, pos: int, ts_ns: int, caplen: int, wirelen: int) -> int:
     """Write a little-endian, nanosecond pcap record header at out[pos:]; returns the
     position after it (same bytes as `pcap_record_header`)."""
     sec = ts_ns // _NS
-    _put_le(out, pos, sec, 4)
-    _put_le(out, pos + 4, ts_ns - sec * _NS, 4)
-    _put_le(out, pos + 8, caplen, 4)
-    _put_le(out, pos + 12, wirelen, 4)
+    word = PCAP_TS_FRAC_AT - PCAP_TS_SEC_AT
+    for k in range(word):
+        out[pos + PCAP_TS_SEC_AT + k] = (sec >> (8 * k)) & 0xFF
+        out[pos + PCAP_TS_FRAC_AT + k] = ((ts_ns - sec * _NS) >> (8 * k)) & 0xFF
+        out[pos + PCAP_INCL_LEN_AT + k] = (caplen >> (8 * k)) & 0xFF
+        out[pos + PCAP_ORIG_LEN_AT + k] = (wirelen >> (8 * k)) & 0xFF
     return pos + PCAP_RECORD_HEADER_LEN
 
 
@@ -70,12 +67,14 @@ def put_erf_header(out, pos: int, ts_ns: int, erf_type: int, cap: int, rlen: int
     after it (same bytes as `erf_header`)."""
     sec = ts_ns // _NS
     ns = ts_ns - sec * _NS
-    _put_le(out, pos + _TS_AT, (sec << 32) | ((ns * _FRAC_ONE + _NS // 2) // _NS), _TS_LEN)
+    ts = (sec << 32) | ((ns * _FRAC_ONE + _NS // 2) // _NS)
+    for k in range(_TS_LEN):
+        out[pos + _TS_AT + k] = (ts >> (8 * k)) & 0xFF
     out[pos + _TYPE_AT] = erf_type
     out[pos + _FLAGS_AT] = (1 << _VLEN_SHIFT) | (cap << _CAP_SHIFT)
-    _put_be(out, pos + _RLEN_AT, rlen, 2)
-    _put_be(out, pos + _LCTR_AT, 0, 2)
-    _put_be(out, pos + _WLEN_AT, wlen, 2)
+    for at, value in ((_RLEN_AT, rlen), (_LCTR_AT, 0), (_WLEN_AT, wlen)):
+        out[pos + at] = (value >> 8) & 0xFF
+        out[pos + at + 1] = value & 0xFF
     return pos + ERF_HEADER_LEN
 
 
@@ -87,5 +86,6 @@ def erf_header(ts_ns: int, erf_type: int, cap: int, rlen: int, wlen: int,
         "type": erf_type, "vlen": 1, "cap": cap, "rlen": rlen, "lctr": 0, "wlen": wlen})
 
 
-__all__ = ["ERF_HEADER_LEN", "PCAP_RECORD_HEADER_LEN", "erf_header", "pcap_record_header",
-           "put_erf_header", "put_pcap_record_header"]
+__all__ = ["ERF_HEADER_LEN", "ERF_TS_FRAC_AT", "ERF_TS_SEC_AT", "PCAP_INCL_LEN_AT",
+           "PCAP_ORIG_LEN_AT", "PCAP_RECORD_HEADER_LEN", "PCAP_TS_FRAC_AT", "PCAP_TS_SEC_AT",
+           "erf_header", "pcap_record_header", "put_erf_header", "put_pcap_record_header"]

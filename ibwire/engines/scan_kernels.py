@@ -23,6 +23,14 @@ from ibwire.capture.erf import (
 )
 from ibwire.capture.pcap import RECORD_HEADER_LEN
 from ibwire.capture.pcapng import EPB, IDB, MAX_BLOCK_LEN, PB, SHB, SPB
+from ibwire.capture.record_headers import (
+    ERF_TS_FRAC_AT,
+    ERF_TS_SEC_AT,
+    PCAP_INCL_LEN_AT,
+    PCAP_ORIG_LEN_AT,
+    PCAP_TS_FRAC_AT,
+    PCAP_TS_SEC_AT,
+)
 from ibwire.constants import ERF_TYPE_PAD, LINKTYPE_ERF
 from ibwire.headers.carriers import ERF
 
@@ -59,8 +67,8 @@ def rd16(buf, p, big):
 @njit(cache=True)
 def erf_ts_ns(buf, p):
     """tshark's conversion of the little-endian ERF timestamp (see erf_time)."""
-    frac = rd32(buf, p, False)
-    sec = rd32(buf, p + 4, False)
+    frac = rd32(buf, p + ERF_TS_FRAC_AT, False)
+    sec = rd32(buf, p + ERF_TS_SEC_AT, False)
     return sec * NS + ((frac * NS + (1 << 31)) >> 32)
 
 
@@ -75,18 +83,18 @@ def scan_pcap(buf, pos, end, base, big, nsec, linktype, max_len, doff, cap, wire
             return n, pos, FULL
         if pos + RECORD_HEADER_LEN > end:
             return n, pos, NEED
-        incl = rd32(buf, pos + 8, big)
+        incl = rd32(buf, pos + PCAP_INCL_LEN_AT, big)
         if incl > max_len:
             return n, pos, DAMAGE
         if pos + RECORD_HEADER_LEN + incl > end:
             return n, pos, NEED
         d = pos + RECORD_HEADER_LEN
-        t = rd32(buf, pos, big) * NS + rd32(buf, pos + 4, big) * unit
+        t = rd32(buf, pos + PCAP_TS_SEC_AT, big) * NS + rd32(buf, pos + PCAP_TS_FRAC_AT, big) * unit
         if linktype == LINKTYPE_ERF and incl >= ERF_HEADER_LEN:
             t = erf_ts_ns(buf, d)  # tshark: an ERF record's own time
         doff[n] = d
         cap[n] = incl
-        wire[n] = rd32(buf, pos + 12, big)
+        wire[n] = rd32(buf, pos + PCAP_ORIG_LEN_AT, big)
         ts[n] = t
         lt[n] = linktype
         ifc[n] = 0
@@ -114,7 +122,7 @@ def scan_erf(buf, pos, end, base, prev_sec, doff, cap, wire, ts, lt, ifc, roff, 
         if etype == ERF_TYPE_PAD:
             pos += rlen
             continue
-        sec = rd32(buf, pos + 4, False)
+        sec = rd32(buf, pos + ERF_TS_SEC_AT, False)
         if prev_sec >= 0 and not (-1 <= sec - prev_sec <= ERF_YEAR_S):
             return n, pos, DAMAGE, prev_sec  # the reader's look-ahead decides
         hend = _erf_header_end(buf, pos, pos + rlen)

@@ -72,6 +72,7 @@ class Layers:
     malformed: dict[str, int]
     layer_mal: np.ndarray      # int32: layer row -> malformed code of its truncation
     op_chain: np.ndarray       # (256, max chain) layer rows, -1 = end
+    op_size: np.ndarray        # int32: bytes of the opcode's extended headers
     op_payload: np.ndarray     # uint8: a payload follows the headers
     op_valid: np.ndarray       # uint8: the opcode is defined
     op_mad: np.ndarray         # uint8: a UD SEND Only that may carry a MAD
@@ -112,8 +113,10 @@ def _build_layers() -> Layers:
         payload[op.code] = op.payload
         valid[op.code] = op.valid
         op_mad[op.code] = op.code in MAD_OPCODES
-    return Layers(lays, names, index, np.array([lay.size for lay in lays], dtype=np.int32),
-                  mal_names, mal, layer_mal, chain, payload, valid, op_mad,
+    sizes = np.array([lay.size for lay in lays], dtype=np.int32)
+    op_size = np.where(chain >= 0, sizes[np.maximum(chain, 0)], 0).sum(axis=1).astype(np.int32)
+    return Layers(lays, names, index, sizes, mal_names, mal, layer_mal, chain, op_size,
+                  payload, valid, op_mad,
                   np.array(MAD_QPS, dtype=np.int64))
 
 
