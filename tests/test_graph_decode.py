@@ -239,3 +239,32 @@ def test_record_header_writers_compiled_and_plain_agree():
         assert bytes(out[:at]) == pcap_record_header(ts, 76, 80)
         assert bytes(out[at:]) == erf_header(ts, 21, 1, 76, 60)
         assert bytes(out[at:]) == erf_record(bytes(60), ts, cap=1)[:ERF_HEADER_LEN]
+
+
+def test_a_new_node_and_step_are_decoded_and_handed_over(tmp_path):
+    """A module adds an EtherType edge and the step that decodes its node: the decoder
+    runs the step, the column engine hands such frames to the decoder."""
+    code = textwrap.dedent('''
+        import sys
+        import ibwire
+        from ibwire.decoder import register_step, take
+        from ibwire.fields import Layout, uint
+        from ibwire.graph import GRAPH
+        from ibwire.headers import ETHERNET
+        TAG = Layout("demo", "demo", "Demo", [uint("word", 32, "Word")])
+        GRAPH.add("eth", 0x88B5, "demo")                 # IEEE local experimental
+        register_step("demo", lambda pkt, off, end: take(pkt, TAG, off, end) and None)
+        data = ETHERNET.pack({"type": 0x88B5}) + (7).to_bytes(4, "big") + bytes(42)
+        pkt = ibwire.decode(data, "eth")
+        assert [lay.layout.name for lay in pkt.layers] == ["eth", "demo"], pkt.layers
+        assert pkt.layer("demo").word == 7
+        path = sys.argv[1] + "/d.pcap"
+        ibwire.write(path, [data], linktype=1)
+        table = ibwire.columns(path, fields=["ibwire.fallback", "eth.type"]).to_pydict()
+        assert table["ibwire.fallback"] == [True] and table["eth.type"] == [0x88B5]
+        print("ok")
+        ''')
+    p = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-4000:]
+    assert p.stdout.strip() == "ok"
