@@ -71,4 +71,5 @@ MACC_OP_PAUSE, MACC_OP_PFC = 0x0001, 0x0101
 ICRC_LEN = 4
 VCRC_LEN = 2
 PKTLEN_UNIT = 4                              # LRH PktLen counts 4-byte words
+IHL_UNIT = 4                                 # IPv4 IHL counts 4-byte words
 MAD_SIZE = 256

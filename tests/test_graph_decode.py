@@ -7,9 +7,12 @@ column engine must then handle both. Without it, port 4792 is not RoCE.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
+import tokenize
+from pathlib import Path
 
 import numpy as np
 from graph_extension import EXTENSION, run_extended
@@ -268,3 +271,29 @@ def test_a_new_node_and_step_are_decoded_and_handed_over(tmp_path):
                        text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-4000:]
     assert p.stdout.strip() == "ok"
+
+
+# Literals the graph, the layouts and the constants replace (next-header numbers,
+# header sizes and offsets, CRC sizes), in code (docstrings and comments aside).
+_LITERALS = re.compile(
+    r"ETHERTYPE_|UD_SEND_ONLY|NXTHDR_IBA|IP_PROTO_|ROCEV2_PORT|ERF_TYPE_(IB|ETH)\b"
+    r"|\blnh ?[=<>]|\* ?4\b|to_bytes\(\d|\[\d+:\d+\]"
+    r"|\b(off|end|body|start|limit|\w+_end|\w+_off) ?\+ ?(14|40|20|12|16|8|6|4|2)\b"
+    r"|0x8915|4791|0x1[bB]\b|0x86[dD][dD]|0x0800")
+_GRAPH_DRIVEN = ("decoder/__init__.py", "decoder/base.py", "decoder/carriers.py",
+                 "decoder/transport.py", "decoder/fastpath.py", "encode.py",
+                 "engines/place.py", "engines/tables.py", "engines/positions.py",
+                 "engines/columns.py", "capture/record_headers.py")
+
+
+def test_no_next_header_or_size_literals_in_graph_driven_code():
+    root = Path(ibwire.__file__).parent
+    found = []
+    for rel in _GRAPH_DRIVEN:
+        with open(root / rel, "rb") as f:
+            code: dict[int, str] = {}
+            for tok in tokenize.tokenize(f.readline):
+                if tok.type not in (tokenize.STRING, tokenize.COMMENT, tokenize.ENCODING):
+                    code[tok.start[0]] = code.get(tok.start[0], "") + " " + tok.string
+        found += [f"{rel}:{n}: {line}" for n, line in code.items() if _LITERALS.search(line)]
+    assert not found, "\n".join(found)

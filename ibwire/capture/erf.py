@@ -52,6 +52,7 @@ ERF_EXT_FLAG = 1 << _EXT_SHIFT
 assert _EXT_AT == ERF_TYPE_AT
 _RLEN_AT = ERF_LAYOUT.by_name["rlen"].offset
 _WLEN_AT = ERF_LAYOUT.by_name["wlen"].offset
+_RLEN_SIZE = ERF_LAYOUT.by_name["rlen"].bits // 8
 _TS_LEN = ERF_LAYOUT.by_name["ts_raw"].bits // 8
 # Extension headers: 8 bytes each; bit 7 of the first byte says another follows.
 ERF_EXT_LEN = 8
@@ -216,7 +217,7 @@ def erf_record(
 
 
 def _rlen(data: bytes) -> int:
-    return int.from_bytes(data[_RLEN_AT:_RLEN_AT + 2], "big")
+    return int.from_bytes(data[_RLEN_AT:_RLEN_AT + _RLEN_SIZE], "big")
 
 
 def erf_frame_ts_ns(data: bytes, fallback_ns: int) -> int:

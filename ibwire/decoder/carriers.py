@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ibwire import crc
 from ibwire.capture.erf import parse_erf_record
+from ibwire.constants import IHL_UNIT
 from ibwire.crc import CrcStatus
 from ibwire.decoder.base import STEPS, follow, keep_undecoded, options_of, take
 from ibwire.decoder.transport import decode_roce2
@@ -92,7 +93,7 @@ def decode_ip(pkt: Packet, off: int, end: int) -> None:
         ip = take(pkt, IPV4, off, end)
         if ip is None:
             return
-        hlen = ip.ihl * 4
+        hlen = ip.ihl * IHL_UNIT
         total = ip.len
         if hlen < IPV4.size or off + hlen > end:
             pkt.mark("ip", off, f"bad IPv4 header length {hlen}")

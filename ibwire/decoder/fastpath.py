@@ -12,7 +12,7 @@ are the general decoder's own functions.
 
 from __future__ import annotations
 
-from ibwire.constants import ICRC_LEN
+from ibwire.constants import ICRC_LEN, IHL_UNIT
 from ibwire.decoder.transport import PKTLEN_UNIT, _icrc, _set_payload, _vcrc
 from ibwire.graph import GRAPH
 from ibwire.headers.bth import BTH
@@ -118,7 +118,7 @@ def fast_eth(pkt: Packet, roce_ports: frozenset[int]) -> bool:
         ip_layout, kind = IPV4, "ipv4"
         w = int.from_bytes(data[ip_off:ip_off + IPV4.size], "big")
         v = {n: (w >> shift) & mask for n, (shift, mask) in _V4.items()}
-        if v["ihl"] * 4 != IPV4.size or GRAPH.next(IPV4.name, v["proto"]) != UDP.name \
+        if v["ihl"] * IHL_UNIT != IPV4.size or GRAPH.next(IPV4.name, v["proto"]) != UDP.name \
                 or v["mf"] or v["frag_offset"] or v["len"] < IPV4.size:
             return False
         ip_end = ip_off + v["len"]
