@@ -7,6 +7,13 @@ RoCEv1 starts with ETHERNET + GRH, RoCEv2 with ETHERNET + IPV4/IPV6 + UDP + BTH;
 a link packet is LINK(...) alone. `encode(packet)` re-encodes a decoded packet from
 its field values without filling (so it is byte-identical to what was decoded),
 and `encode(packet, fill=True)` repairs lengths and CRCs after edits.
+
+What filling writes comes from the protocol graph (`ibwire.graph.GRAPH`): each
+header's deciding field gets the value that announces the header after it
+(`GRAPH.encodings`: EtherType, LNH, NxtHdr, IP protocol, UDP port, ERF type; a
+value the graph does not know is the caller's and stays), every declared length
+field (`GRAPH.lengths`: LRH PktLen, GRH PayLen, IPv4/IPv6/UDP lengths, ERF
+rlen/wlen) its count, and the trailers (`GRAPH.trailers`) their sizes.
 """
 
 from __future__ import annotations
