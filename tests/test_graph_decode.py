@@ -297,3 +297,32 @@ def test_no_next_header_or_size_literals_in_graph_driven_code():
                     code[tok.start[0]] = code.get(tok.start[0], "") + " " + tok.string
         found += [f"{rel}:{n}: {line}" for n, line in code.items() if _LITERALS.search(line)]
     assert not found, "\n".join(found)
+
+
+def test_erf_extension_headers_are_placed_by_the_kernel(tmp_path):
+    """ERF records with extension headers: the kernels parse the chain with the
+    capture module's one parser and agree with the decoder (nothing handed over)."""
+    from ibwire.capture import erf_record
+    from ibwire.capture.erf import ERF_EXT_FLAG, ERF_EXT_LEN, ERF_EXT_MORE, ERF_TYPE_AT
+    from ibwire.constants import LINKTYPE_ERF
+    from ibwire.headers import ERF
+
+    pkt = ibwire.encode(LRH(dlid=1, slid=2), BTH(opcode=0x04, psn=77), payload=bytes(12))
+    plain = erf_record(pkt, 10**18)
+    head = bytearray(plain[:ERF.size])
+    head[ERF_TYPE_AT] |= ERF_EXT_FLAG
+    exts = bytes([ERF_EXT_MORE]) + bytes(ERF_EXT_LEN - 1) + bytes(ERF_EXT_LEN)
+    rlen = len(plain) + len(exts)
+    head[ERF.by_name["rlen"].offset:ERF.by_name["rlen"].offset + 2] = rlen.to_bytes(2, "big")
+    rec = bytes(head) + exts + plain[ERF.size:]
+    path = tmp_path / "ext.pcap"
+    ibwire.write(path, [rec, plain], linktype=LINKTYPE_ERF)
+    dec = list(ibwire.read(path))
+    assert [p.problems for p in dec] == [[], []]
+    assert dec[0].layer("lrh").offset == ERF.size + len(exts)
+    table = ibwire.columns(path, fields=["ibwire.offset.lrh", "infiniband.bth.psn",
+                                         "ibwire.fallback", "ibwire.malformed.code"])
+    t = table.to_pydict()
+    assert t["ibwire.offset.lrh"] == [p.layer("lrh").offset for p in dec]
+    assert t["infiniband.bth.psn"] == [77, 77]
+    assert t["ibwire.fallback"] == [False, False] and t["ibwire.malformed.code"] == [0, 0]

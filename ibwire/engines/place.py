@@ -2,7 +2,9 @@
 
 `place` walks every frame of a chunk the way the per-packet decoder does (link
 type -> ERF / SLL / Ethernet / VLAN / IP / UDP / LRH / GRH / BTH / the opcode's
-extended headers / payload) but records only offsets: one row per layer in
+extended headers / payload), choosing each next header from the protocol graph's
+tables (`tables.kernel_tables`, passed in: no next-header number is written
+here), but records only offsets: one row per layer in
 `lo` (-1 where absent) and a few per-frame facts in `info`. Field values are
 read afterwards by `extract`, CRCs by `crc_kernels`; no bytes are copied.
 
@@ -22,6 +24,7 @@ from ibwire.constants import ICRC_LEN, VCRC_LEN
 from ibwire.decoder.carriers import MAX_VLAN_TAGS
 from ibwire.decoder.transport import PKTLEN_UNIT
 from ibwire.engines import positions as P
+from ibwire.engines.scan_kernels import erf_header_end
 from ibwire.engines.tables import (
     CRC_NATIVE,
     CRC_NATIVE_GRH,
@@ -347,20 +350,23 @@ def place(buf, data_off, caplen, linktype, lo, info, nxt, chain, payload, valid,
                     mal, fb = _first(mal, M_ERF), 1
                     continue
                 lo[L_ERF, i] = 0
-                if _u(buf, b, P.ERF_EXT):
-                    fb = 1  # extension headers
+                # The header ends after its extension headers (the one chain parser).
+                hend = erf_header_end(buf, b, b + end)
+                if hend < 0:
+                    mal, fb = _first(mal, M_ERF), 1  # the chain runs past the record
                     continue
+                hlen = hend - b
                 et = _u(buf, b, P.ERF_TYPE)
                 rlen = _be16(buf, b + P.ERF_RLEN)
                 skip = int(nxt[N_ERF_SKIP, et])
                 want = _be16(buf, b + P.ERF_WLEN) + skip
-                if rlen < P.SZ_ERF or rlen < end or (end < P.SZ_ERF + want
-                                                   and _u(buf, b, P.ERF_TRUNC) == 0):
+                if rlen < hlen or rlen < end or (end < hlen + want
+                                                 and _u(buf, b, P.ERF_TRUNC) == 0):
                     mal, fb = _first(mal, M_ERF), 1
-                if rlen != end or end < P.SZ_ERF + want:
+                if rlen != end or end < hlen + want:
                     fb = 1
-                end = P.SZ_ERF + min(want, end - P.SZ_ERF)
-                off = P.SZ_ERF
+                end = hlen + min(want, end - hlen)
+                off = hlen
                 st = int(nxt[N_ERF, et])
                 if st == S_DONE:
                     mal, fb = _first(mal, M_ERF), 1  # a type the decoder does not decode

@@ -19,8 +19,8 @@ from ibwire.capture.erf import (
     ERF_HEADER_LEN,
     ERF_SNIFF_TYPES,
     ERF_TYPE_MASK,
-    erf_header_end,
 )
+from ibwire.capture.erf import erf_header_end as _erf_header_end
 from ibwire.capture.pcap import RECORD_HEADER_LEN
 from ibwire.capture.pcapng import EPB, IDB, MAX_BLOCK_LEN, PB, SHB, SPB
 from ibwire.capture.record_headers import (
@@ -39,8 +39,9 @@ NS = 1_000_000_000
 ERF_TYPE_AT = ERF.by_name["type"].offset
 ERF_RLEN_AT = ERF.offsets()["rlen"][0]
 ERF_WLEN_AT = ERF.offsets()["wlen"][0]
-# The one parser of the ERF extension chain (ibwire.capture.erf), compiled.
-_erf_header_end = njit(cache=True)(erf_header_end)
+# The one parser of the ERF extension chain (ibwire.capture.erf), compiled; the
+# placement kernel calls it too.
+erf_header_end = njit(cache=True)(_erf_header_end)
 ERF_YEAR_S = 365 * 86_400  # Wireshark's plausibility window (ibwire.capture.erf)
 ERF_MAX_TYPE = max(ERF_SNIFF_TYPES)
 BLOCK_HDR = 8            # pcapng block type + total length
@@ -125,7 +126,7 @@ def scan_erf(buf, pos, end, base, prev_sec, doff, cap, wire, ts, lt, ifc, roff, 
         sec = rd32(buf, pos + ERF_TS_SEC_AT, False)
         if prev_sec >= 0 and not (-1 <= sec - prev_sec <= ERF_YEAR_S):
             return n, pos, DAMAGE, prev_sec  # the reader's look-ahead decides
-        hend = _erf_header_end(buf, pos, pos + rlen)
+        hend = erf_header_end(buf, pos, pos + rlen)
         if hend < 0:
             return n, pos, DAMAGE, prev_sec
         hlen = hend - pos
