@@ -27,6 +27,28 @@ from ibwire.capture._resync import (
     seconds_high,
 )
 from ibwire.capture._stream import PathOrFile, Source, Writer, open_source
+from ibwire.capture.erf_header import (  # noqa: F401 - the ERF API lives here too
+    ERF_EXT_FLAG,
+    ERF_EXT_LEN,
+    ERF_EXT_MORE,
+    ERF_TYPE_AT,
+    ERF_TYPE_MASK,
+    erf_header_end,
+    erf_pad,
+    erf_type_of,
+)
+from ibwire.capture.erf_header import (
+    ERF_RLEN_AT as _RLEN_AT,
+)
+from ibwire.capture.erf_header import (
+    ERF_RLEN_SIZE as _RLEN_SIZE,
+)
+from ibwire.capture.erf_header import (
+    ERF_TS_LEN as _TS_LEN,
+)
+from ibwire.capture.erf_header import (
+    ERF_WLEN_AT as _WLEN_AT,
+)
 from ibwire.capture.erf_time import erf_ts_to_ns
 from ibwire.capture.frame import Frame, Skipped
 from ibwire.capture.record_headers import ERF_HEADER_LEN, erf_header
@@ -35,7 +57,6 @@ from ibwire.constants import (
     ERF_TYPE_PAD,
     LINKTYPE_ERF,
 )
-from ibwire.graph import GRAPH
 from ibwire.headers.carriers import ERF as ERF_LAYOUT
 
 if TYPE_CHECKING:
@@ -45,18 +66,6 @@ if TYPE_CHECKING:
 # Types a native ERF file plausibly starts with (PAD excluded: '0' would match text).
 ERF_SNIFF_TYPES = frozenset(set(range(1, 26)) | {27, 28, 29})
 
-# Header fields, from the layout: the type byte holds the extension flag and the type.
-ERF_TYPE_AT, _, _, ERF_TYPE_MASK = ERF_LAYOUT.offsets()["type"]
-_EXT_AT, _, _EXT_SHIFT, _ = ERF_LAYOUT.offsets()["ext_header"]
-ERF_EXT_FLAG = 1 << _EXT_SHIFT
-assert _EXT_AT == ERF_TYPE_AT
-_RLEN_AT = ERF_LAYOUT.by_name["rlen"].offset
-_WLEN_AT = ERF_LAYOUT.by_name["wlen"].offset
-_RLEN_SIZE = ERF_LAYOUT.by_name["rlen"].bits // 8
-_TS_LEN = ERF_LAYOUT.by_name["ts_raw"].bits // 8
-# Extension headers: 8 bytes each; bit 7 of the first byte says another follows.
-ERF_EXT_LEN = 8
-ERF_EXT_MORE = 0x80
 _RECORD_ALIGN = 8   # DAG cards pad records to a multiple of 8 bytes
 _YEAR = 365 * 86_400
 _SANE = (788_918_400, 4_102_444_800)  # 1995 .. 2100: a DAG card or ibdump clock
@@ -83,32 +92,6 @@ class ErfRecord:
     header_len: int = ERF_HEADER_LEN  # 16 + 8 * len(ext_headers)
     payload: bytes = b""
     problems: list[tuple[int, str]] = field(default_factory=list)  # (offset, reason)
-
-
-def erf_header_end(buf, pos: int, limit: int) -> int:
-    """Where the ERF record at buf[pos] leaves its header and extension headers (the
-    one parser of the extension chain: readers, decoder and scan kernels call it;
-    plain Python that Numba compiles), or -1 when the chain runs past `limit`."""
-    at = pos + ERF_HEADER_LEN
-    if not buf[pos + ERF_TYPE_AT] & ERF_EXT_FLAG:
-        return at
-    while at + ERF_EXT_LEN <= limit:
-        more = buf[at] & ERF_EXT_MORE
-        at += ERF_EXT_LEN
-        if not more:
-            return at
-    return -1
-
-
-def erf_type_of(buf, pos: int = 0) -> int:
-    """The 7-bit ERF type of the record header at buf[pos]."""
-    return buf[pos + ERF_TYPE_AT] & ERF_TYPE_MASK
-
-
-def erf_pad(erf_type: int) -> int:
-    """Bytes between the header and the frame that wlen does not count (the 2-byte
-    offset/pad of the Ethernet types), from the protocol graph's ERF edge."""
-    return GRAPH.edges[ERF_LAYOUT.name].skip.get(erf_type, 0)
 
 
 def parse_erf_record(data: bytes, strict: bool = False) -> ErfRecord:

@@ -20,7 +20,7 @@ from ibwire.capture.erf import (
     ERF_SNIFF_TYPES,
     ERF_TYPE_MASK,
 )
-from ibwire.capture.erf import erf_header_end as _erf_header_end
+from ibwire.capture.erf_header import erf_header_end as _erf_header_end
 from ibwire.capture.pcap import RECORD_HEADER_LEN
 from ibwire.capture.pcapng import EPB, IDB, MAX_BLOCK_LEN, PB, SHB, SPB
 from ibwire.capture.record_headers import (
