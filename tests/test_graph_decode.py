@@ -326,3 +326,22 @@ def test_erf_extension_headers_are_placed_by_the_kernel(tmp_path):
     assert t["ibwire.offset.lrh"] == [p.layer("lrh").offset for p in dec]
     assert t["infiniband.bth.psn"] == [77, 77]
     assert t["ibwire.fallback"] == [False, False] and t["ibwire.malformed.code"] == [0, 0]
+
+
+def test_encode_erf_records_from_the_graph():
+    """ERF wlen/rlen come from the graph's lengths; the Ethernet types' pad (the ERF
+    edge's skip) is inserted and not counted by wlen."""
+    from ibwire.constants import ERF_TYPE_ETH, ERF_TYPE_IB
+    from ibwire.headers import ERF
+
+    pad = GRAPH.edges["erf"].skip[ERF_TYPE_ETH]
+    eth = ibwire.encode(ERF(type=ERF_TYPE_ETH), ETHERNET(), IPV4(), UDP(),
+                        BTH(opcode=0x04, psn=3), payload=bytes(9))
+    native = ibwire.encode(ERF(type=ERF_TYPE_IB), LRH(), GRH(), BTH(opcode=0x04, psn=3),
+                           payload=bytes(9))
+    for data, frame_at in ((eth, ERF.size + pad), (native, ERF.size)):
+        pkt = decode(data, "erf")
+        assert not pkt.problems and pkt.icrc_status == CrcStatus.GOOD
+        erf = pkt.layer("erf")
+        assert erf.rlen == len(data) and erf.wlen == len(data) - frame_at
+        assert pkt.layers[1].offset == frame_at
