@@ -24,6 +24,9 @@ LINKTYPE_NAMES: dict[int, str] = {
 
 # ERF record types (Endace ERF spec; ibdump writes 21 and 25).
 ERF_TYPE_ETH = 2
+ERF_TYPE_COLOR_ETH = 11
+ERF_TYPE_DSM_COLOR_ETH = 16
+ERF_TYPE_COLOR_HASH_ETH = 20
 ERF_TYPE_IB = 21
 ERF_TYPE_IB_LINK = 25
 ERF_TYPE_META = 27
@@ -31,6 +34,9 @@ ERF_TYPE_PAD = 48
 ERF_TYPE_NAMES: dict[int, str] = {ERF_TYPE_ETH: "ETH", ERF_TYPE_IB: "INFINIBAND",
                                   ERF_TYPE_IB_LINK: "INFINIBAND_LINK", ERF_TYPE_META: "META"}
 ERF_ETH_PAD = 2          # offset/pad bytes between an ERF Ethernet header and the frame
+# ERF Ethernet types: a 2-byte offset/pad field (not counted by wlen) precedes the frame.
+ERF_TYPES_ETH = (ERF_TYPE_ETH, ERF_TYPE_COLOR_ETH, ERF_TYPE_DSM_COLOR_ETH,
+                 ERF_TYPE_COLOR_HASH_ETH)
 
 # EtherTypes.
 ETHERTYPE_IPV4 = 0x0800
@@ -84,4 +90,5 @@ MACC_OP_PAUSE, MACC_OP_PFC = 0x0001, 0x0101
 ICRC_LEN = 4
 VCRC_LEN = 2
 PKTLEN_UNIT = 4                              # LRH PktLen counts 4-byte words
+IHL_UNIT = 4                                 # IPv4 IHL counts 4-byte words
 MAD_SIZE = 256

@@ -17,6 +17,7 @@ from enum import IntEnum
 
 import crcmod
 
+from ibwire.constants import ICRC_LEN, VCRC_LEN
 from ibwire.headers.bth import BTH
 from ibwire.headers.carriers import IPV4, IPV6, UDP
 from ibwire.headers.routing import GRH, LRH
@@ -125,15 +126,15 @@ def icrc_input_roce2(ip_header: bytes, udp_to_pad: bytes) -> bytes:
 
 def icrc_wire(masked: bytes) -> bytes:
     """The four ICRC bytes as they go on the wire."""
-    return crc32(masked).to_bytes(4, "little")
+    return crc32(masked).to_bytes(ICRC_LEN, "little")
 
 
 def vcrc_wire(data: bytes) -> bytes:
-    return vcrc(data).to_bytes(2, "little")
+    return vcrc(data).to_bytes(VCRC_LEN, "little")
 
 
 def lpcrc_wire(first4: bytes) -> bytes:
-    return lpcrc(first4).to_bytes(2, "little")
+    return lpcrc(first4).to_bytes(VCRC_LEN, "little")   # the same CRC-16 width
 
 
 # -- the per-packet fast path: mask the headers as one integer, CRC the rest in place.

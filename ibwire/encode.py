@@ -7,6 +7,13 @@ RoCEv1 starts with ETHERNET + GRH, RoCEv2 with ETHERNET + IPV4/IPV6 + UDP + BTH;
 a link packet is LINK(...) alone. `encode(packet)` re-encodes a decoded packet from
 its field values without filling (so it is byte-identical to what was decoded),
 and `encode(packet, fill=True)` repairs lengths and CRCs after edits.
+
+What filling writes comes from the protocol graph (`ibwire.graph.GRAPH`): each
+header's deciding field gets the value that announces the header after it
+(`GRAPH.encodings`: EtherType, LNH, NxtHdr, IP protocol, UDP port, ERF type; a
+value the graph does not know is the caller's and stays), every declared length
+field (`GRAPH.lengths`: LRH PktLen, GRH PayLen, IPv4/IPv6/UDP lengths, ERF
+rlen/wlen) its count, and the trailers (`GRAPH.trailers`) their sizes.
 """
 
 from __future__ import annotations
@@ -15,9 +22,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ibwire import crc
-from ibwire.constants import ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCE, NXTHDR_IBA
 from ibwire.fields import Header, Layout
-from ibwire.headers.carriers import ERF, IPV4, IPV6, UDP, VLAN
+from ibwire.graph import GRAPH, Length
+from ibwire.headers.bth import BTH
+from ibwire.headers.carriers import IPV4, IPV6, UDP
 from ibwire.headers.link import LINK
 from ibwire.headers.routing import GRH, LRH
 from ibwire.inet import internet_checksum, udp_checksum
@@ -28,8 +36,11 @@ from ibwire.packet import Layer, Packet
 PayloadEncoder = Callable[[list[Layer], Packet], "bytes | None"]
 PAYLOAD_ENCODERS: list[PayloadEncoder] = []
 
-_NEXT_ETHERTYPE = {GRH.name: ETHERTYPE_ROCE, IPV4.name: ETHERTYPE_IPV4,
-                   IPV6.name: ETHERTYPE_IPV6, VLAN.name: 0x8100}
+# Trailer sizes, from the graph: the ICRC closes what a BTH opens, the VCRC an LRH.
+_TRAILER = {t.opened_by: t.size for t in GRAPH.trailers}
+# The pad aligns the payload to the unit LRH PktLen counts (IBA §9.2: 4-byte words).
+_PAD_ALIGN = next(ln.unit for ln in GRAPH.length_of(LRH.name) if ln.field == "pktlen")
+_LPCRC_COVERS = LINK.by_name["lpcrc"].offset   # the LPCRC covers the bytes before it
 
 
 class _Part:
@@ -105,88 +116,100 @@ def _assemble(seq: list[_Part], payload: bytes, *, fill: bool, pad: bytes | None
     if "link" in names:
         link = seq[names.index("link")]
         if fill:
-            first4 = LINK.pack(link.values)[:4]
-            link.values["lpcrc"] = crc.lpcrc(first4)
+            link.values["lpcrc"] = crc.lpcrc(LINK.pack(link.values)[:_LPCRC_COVERS])
         return b"".join(p.bytes() for p in seq) + trailer
-    if "bth" not in names:
+    if BTH.name not in names:
         raise ValueError("a transport packet needs a BTH (or LINK for a link packet)")
     ib_start = _ib_start(names)
-    bth = seq[names.index("bth")]
+    bth = seq[names.index(BTH.name)]
     if pad is None or fill:
-        pad = bytes((-len(payload)) & 3) if fill else (pad or b"")
+        pad = bytes((-len(payload)) % _PAD_ALIGN) if fill else (pad or b"")
     if fill:
         bth.values["padcnt"] = len(pad)
-    transport = sum(p.layout.size + len(p.gap) for p in seq[names.index("bth"):])
-    transport += len(payload) + len(pad) + 4          # ... + ICRC
+    transport = sum(p.layout.size + len(p.gap) for p in seq[names.index(BTH.name):])
+    transport += len(payload) + len(pad) + _TRAILER[BTH.name]     # ... + ICRC
     if fill:
-        _fill_lengths(seq, names, transport)
+        _fill_headers(seq, names, transport)
     head = [p.bytes() for p in seq]
     body = b"".join(head) + payload + pad
     ib_off = sum(len(h) for h in head[:ib_start])
     if icrc is None or fill:
         icrc = crc.icrc_wire(_masked(seq, names, body, ib_off))
     out = body + icrc
-    if names[ib_start] == "lrh":
+    if names[ib_start] == LRH.name:
         if vcrc is None or fill:
             vcrc = crc.vcrc_wire(out[ib_off:])
         out += vcrc
-    if fill and "udp" in names:
+    if fill and UDP.name in names:
         out = _fill_udp_checksum(seq, names, out)
     return out + trailer
 
 
 def _ib_start(names: list[str]) -> int:
     for i, n in enumerate(names):
-        if n in ("lrh", "grh", "bth"):
+        if n in (LRH.name, GRH.name, BTH.name):
             return i
     raise ValueError("no InfiniBand header")
 
 
-def _fill_lengths(seq: list[_Part], names: list[str], transport: int) -> None:
-    """Set every length field from the transport size (BTH..ICRC)."""
-    size_after = transport
-    for i in range(len(seq) - 1, -1, -1):
-        p, name = seq[i], names[i]
-        v = p.values
-        nxt = names[i + 1] if i + 1 < len(names) else None
-        if name == "grh":
-            v["paylen"] = size_after
-            v.setdefault("nxthdr", NXTHDR_IBA)
-        elif name == "lrh":
-            v["pktlen"] = (LRH.size + size_after) // 4
-            v["lnh"] = 3 if nxt == "grh" else 0 if nxt == "rwh" else 2
-        elif name == "udp":
-            v["length"] = UDP.size + size_after
-        elif name == "ip":
-            v["len"] = v.get("ihl", 5) * 4 + size_after
-            v["checksum"] = 0
-            v["checksum"] = internet_checksum(IPV4.pack(v) + p.gap)
-        elif name == "ipv6":
-            v["plen"] = size_after
-        elif name in ("eth", "vlan") and nxt in _NEXT_ETHERTYPE:
-            v["type" if name == "eth" else "etype"] = _NEXT_ETHERTYPE[nxt]
-        elif name == "erf":
-            # The record holds the VCRC of a native packet; Ethernet has 2 bytes of offset.
-            v["wlen"] = size_after + (2 if "lrh" in names else 0) + \
-                (2 if v.get("type") == 2 else 0)
-            v["rlen"] = ERF.size + len(p.gap) + v["wlen"]
-        if names.index("bth") > i:
-            size_after += p.layout.size + len(p.gap)
+def _fill_headers(seq: list[_Part], names: list[str], transport: int) -> None:
+    """Fill every header before the BTH from the graph: the deciding field that
+    announces the next header, the gap an edge skips, and every length field,
+    given the transport size (BTH..ICRC)."""
+    bth_at = names.index(BTH.name)
+    vcrc = _TRAILER[LRH.name] if LRH.name in names else 0
+    rest = transport    # bytes after part i (and its gap) through the ICRC
+    for i in range(bth_at - 1, -1, -1):
+        p = seq[i]
+        _fill_next(p, names[i + 1])
+        for ln in GRAPH.length_of(p.layout.name):
+            p.values[ln.field] = _length(ln, p, rest + (vcrc if ln.end == "record" else 0))
+        if p.layout is IPV4:
+            p.values["checksum"] = 0
+            p.values["checksum"] = internet_checksum(IPV4.pack(p.values) + p.gap)
+        rest += p.layout.size + len(p.gap)
+
+
+def _fill_next(p: _Part, upper: str) -> None:
+    """Write the value of `p`'s deciding field that announces `upper`, unless it
+    already holds one, or one the graph does not know (a port chosen for a run), and
+    insert the bytes the edge skips before the next header (ERF Ethernet pad)."""
+    edge = GRAPH.edges.get(p.layout.name)
+    if edge is None:
+        return
+    wanted = GRAPH.encodings(edge.lower, upper)
+    current = p.values.get(edge.field)
+    if wanted and current not in wanted and (current is None or current in edge.table):
+        p.values[edge.field] = wanted[0]
+    skip = edge.skip.get(p.values.get(edge.field, -1), 0)
+    if len(p.gap) < skip:
+        p.gap = bytes(skip)
+
+
+def _length(ln: Length, p: _Part, rest: int) -> int:
+    """A length field's value: `rest` bytes follow the header and its gap."""
+    if ln.start == "header":
+        rest += p.layout.size + len(p.gap)
+    return rest // ln.unit
 
 
 def _masked(seq: list[_Part], names: list[str], body: bytes, ib_off: int) -> bytes:
     first = names[_ib_start(names)]
-    if first == "lrh":
-        return crc.icrc_input_native(body[ib_off:], len(body) - ib_off, "grh" in names)
-    if first == "grh":
+    if first == LRH.name:
+        return crc.icrc_input_native(body[ib_off:], len(body) - ib_off, GRH.name in names)
+    if first == GRH.name:
         return crc.icrc_input_roce1(body[ib_off:])
-    ip_name = "ip" if "ip" in names else "ipv6" if "ipv6" in names else None
-    if ip_name is None or "udp" not in names:
+    ip_name = _ip_name(names)
+    if ip_name is None or UDP.name not in names:
         # RoCEv2 without IP/UDP headers: the ICRC cannot be known.
         raise ValueError("RoCEv2 ICRC needs the IPV4/IPV6 and UDP headers")
     offs = _offsets(seq)
-    ip_i, udp_i = names.index(ip_name), names.index("udp")
+    ip_i, udp_i = names.index(ip_name), names.index(UDP.name)
     return crc.icrc_input_roce2(body[offs[ip_i]:offs[udp_i]], body[offs[udp_i]:])
+
+
+def _ip_name(names: list[str]) -> str | None:
+    return next((n for n in names if n in (IPV4.name, IPV6.name)), None)
 
 
 def _offsets(seq: list[_Part]) -> list[int]:
@@ -199,14 +222,14 @@ def _offsets(seq: list[_Part]) -> list[int]:
 
 def _fill_udp_checksum(seq: list[_Part], names: list[str], out: bytes) -> bytes:
     offs = _offsets(seq)
-    udp_i = names.index("udp")
+    udp_i = names.index(UDP.name)
     udp_off = offs[udp_i]
-    ip_i = names.index("ip" if "ip" in names else "ipv6")
+    ip_i = names.index(_ip_name(names) or IPV4.name)
     length = seq[udp_i].values["length"]
     segment = bytearray(out[udp_off:udp_off + length])
-    at = UDP.by_name["checksum"].offset
-    segment[at:at + 2] = b"\0\0"
+    at, size = UDP.offsets()["checksum"][:2]
+    segment[at:at + size] = bytes(size)
     ip_header = seq[ip_i].layout.pack(seq[ip_i].values)
     csum = udp_checksum(ip_header, bytes(segment))
     seq[udp_i].values["checksum"] = csum
-    return out[:udp_off + at] + csum.to_bytes(2, "big") + out[udp_off + at + 2:]
+    return out[:udp_off + at] + csum.to_bytes(size, "big") + out[udp_off + at + size:]

@@ -34,6 +34,7 @@ from ibwire.constants import (
     ERF_TYPE_ETH,
     ERF_TYPE_IB,
     ERF_TYPE_IB_LINK,
+    ERF_TYPES_ETH,
     ETHERTYPE_ARP,
     ETHERTYPE_IPV4,
     ETHERTYPE_IPV6,
@@ -89,8 +90,10 @@ class Edge:
 @dataclass(frozen=True)
 class Length:
     """A length field: `unit`-byte units from `start` ("header": the header's first
-    byte, "after": the byte after it) up to `end` ("icrc": through the ICRC, not the
-    VCRC; "record": the end of the capture record)."""
+    byte, "after": the byte after it and after what lies between it and the next
+    header, e.g. ERF extension headers and pad, which wlen does not count) up to
+    `end` ("icrc": through the ICRC, not the VCRC; "record": the end of the capture
+    record, a native packet's VCRC included)."""
 
     layout: str
     field: str
@@ -127,6 +130,18 @@ _ETHERTYPES: dict[int, str] = {
 }
 
 
+# Layouts whose node has another name where a carrier leads to them (a GRH after
+# Ethernet starts RoCEv1, a BTH after UDP RoCEv2, an LRH in ERF native IB).
+_LAYOUT_NODES: dict[str, tuple[str, ...]] = {
+    "grh": ("roce1",), "ipv6": ("ip",), "bth": ("roce2",), "lrh": ("ib",), "link": ("ib_link",),
+}
+# Where several values lead to one node, the one that names this layout (the "ip"
+# node reads the version nibble; the EtherType still says which version).
+_LAYOUT_VALUES: dict[tuple[str, str], int] = {
+    (fld, "ip"): ETHERTYPE_IPV4 for fld in ("type", "etype")} | {
+    (fld, "ipv6"): ETHERTYPE_IPV6 for fld in ("type", "etype")}
+
+
 class ProtocolGraph:
     """The edges, lengths and trailers of the formats ibwire reads (see the module doc)."""
 
@@ -142,7 +157,7 @@ class ProtocolGraph:
             self.edges[lower] = Edge(lower, fld, _ETHERTYPES)
         self.edges["erf"] = Edge("erf", "type", {ERF_TYPE_IB: "ib", ERF_TYPE_IB_LINK: "ib_link",
                                                  ERF_TYPE_ETH: "eth"},
-                                 skip={ERF_TYPE_ETH: ERF_ETH_PAD})
+                                 skip={t: ERF_ETH_PAD for t in ERF_TYPES_ETH})
         self.edges["ip"] = Edge("ip", "proto", {IP_PROTO_UDP: "udp"})
         self.edges["ipv6"] = Edge("ipv6", "nxt", {IP_PROTO_UDP: "udp"})
         self.edges["udp"] = Edge("udp", "dstport", {ROCEV2_PORT: "roce2"})
@@ -170,6 +185,7 @@ class ProtocolGraph:
         self.trailers: tuple[Trailer, ...] = (Trailer("icrc", ICRC_LEN, "bth"),
                                               Trailer("vcrc", VCRC_LEN, "lrh"))
         self.version = 0
+        self._ports: tuple[int, frozenset[int]] = (-1, frozenset())
         self._listeners: list[Callable[[str, tuple], None]] = []
 
     # -- queries ----------------------------------------------------------------
@@ -190,6 +206,17 @@ class ProtocolGraph:
         edge = self.edges.get(lower)
         return () if edge is None else tuple(v for v, n in edge.table.items() if n == upper)
 
+    def encodings(self, lower: str, layout: str) -> tuple[int, ...]:
+        """The values of `lower`'s deciding field that announce the header `layout`
+        next, the one an encoder writes first (e.g. ("eth", "ipv6") -> (0x86DD,),
+        ("udp", "bth") -> the RoCEv2 ports, ("lrh", "grh") -> (3,))."""
+        for node in (layout, *_LAYOUT_NODES.get(layout, ())):
+            found = self.values(lower, node)
+            if found:
+                want = _LAYOUT_VALUES.get((self.edges[lower].field, layout))
+                return (want,) if want in found else found
+        return ()
+
     def triples(self) -> Iterator[tuple[str, str, int, str]]:
         """(lower, field, value, upper) for every edge entry."""
         for edge in self.edges.values():
@@ -197,8 +224,11 @@ class ProtocolGraph:
                 yield edge.lower, edge.field, v, node
 
     def roce_ports(self) -> frozenset[int]:
-        """UDP destination ports that carry RoCEv2."""
-        return frozenset(self.values("udp", "roce2"))
+        """UDP destination ports that carry RoCEv2 (kept per graph version: the
+        decoder asks for every datagram)."""
+        if self._ports[0] != self.version:
+            self._ports = (self.version, frozenset(self.values("udp", "roce2")))
+        return self._ports[1]
 
     def length_of(self, layout: str) -> list[Length]:
         return [ln for ln in self.lengths if ln.layout == layout]
@@ -269,6 +299,9 @@ class ProtocolGraph:
 
 
 MAD_OPCODES = frozenset({UD_SEND_ONLY, UD_SEND_ONLY_IMM})
+# The extended headers ibwire defines, in wire order; `add_extended_header` adds to
+# ETH_LAYOUTS after them (tables keep the built-in rows where they are).
+BUILTIN_EXTENDED: tuple[str, ...] = tuple(ETH_LAYOUTS)
 GRAPH = ProtocolGraph()
 
-__all__ = ["GRAPH", "MAD_OPCODES", "Edge", "Length", "ProtocolGraph", "Trailer"]
+__all__ = ["BUILTIN_EXTENDED", "GRAPH", "MAD_OPCODES", "Edge", "Length", "ProtocolGraph", "Trailer"]

@@ -31,16 +31,12 @@ from ibwire.engines.tables import (
     CRC_TMPL,
     CRC_TMPL_LEN,
     FIELD_ROWS,
-    LAYER_SIZE,
     N_LAYERS,
-    OP_CHAIN,
-    OP_PAYLOAD,
-    OP_VALID,
+    kernel_tables,
 )
 from ibwire.gen.bulk import BulkConfig, bulk_write
 
 LINKTYPE_OF = {"eth": 1, 1: 1, "ib": 247, 247: 247, "erf": 197, 197: 197, "ip": 101}
-NO_ENCAPS = np.array([-1], np.int64)
 
 
 def _same(path: Path, **kw) -> tuple[int, int]:
@@ -160,14 +156,13 @@ def _batch(tmp_path: Path):
 
 
 def test_kernels_equal_their_python_twins(tmp_path):
-    ports = np.array([4791], np.int64)
+    tables = kernel_tables()
     for b in _batch(tmp_path):
         n = len(b)
         results = []
         for fn in (place, place.py_func):
             lo, info = np.empty((N_LAYERS, n), np.int32), np.empty((N_INFO, n), np.int32)
-            fn(b.buf, b.doff, b.cap, b.lt, lo, info, OP_CHAIN, OP_PAYLOAD, OP_VALID,
-               LAYER_SIZE, ports, NO_ENCAPS, NO_ENCAPS)
+            fn(b.buf, b.doff, b.cap, b.lt, lo, info, *tables)
             results.append((lo, info))
         assert np.array_equal(results[0][0], results[1][0])
         assert np.array_equal(results[0][1], results[1][1])

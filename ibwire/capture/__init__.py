@@ -12,16 +12,21 @@ from ibwire.capture.erf import (
     ErfRecord,
     ErfWriter,
     erf_record,
-    erf_ts_from_ns,
-    erf_ts_to_ns,
     parse_erf_record,
 )
+from ibwire.capture.erf_time import erf_ts_from_ns, erf_ts_to_ns
 from ibwire.capture.frame import CaptureError, Frame, Skipped
 from ibwire.capture.linktypes import KNOWN_LINKTYPES, UnknownLinkTypeError, check_linktype
 from ibwire.capture.open import CaptureReader, open_capture, read_capture, write_capture
 from ibwire.capture.pcap import PcapReader, PcapWriter
 from ibwire.capture.pcapng import PcapngReader
 from ibwire.capture.pcapng_writer import PcapngWriter
+from ibwire.capture.record_headers import (
+    erf_header,
+    pcap_record_header,
+    put_erf_header,
+    put_pcap_record_header,
+)
 from ibwire.constants import (
     LINKTYPE_ERF,
     LINKTYPE_ETHERNET,
@@ -37,6 +42,8 @@ __all__ = [
     "LINKTYPE_IPOIB", "LINKTYPE_LINUX_SLL", "LINKTYPE_LINUX_SLL2", "LINKTYPE_RAW",
     "CaptureError", "CaptureReader", "ErfReader", "ErfRecord", "ErfWriter", "Frame",
     "PcapReader", "PcapWriter", "PcapngReader", "PcapngWriter", "Skipped",
-    "UnknownLinkTypeError", "check_linktype", "erf_record", "erf_ts_from_ns", "erf_ts_to_ns",
-    "open_capture", "parse_erf_record", "read_capture", "write_capture",
+    "UnknownLinkTypeError", "check_linktype", "erf_header", "erf_record", "erf_ts_from_ns",
+    "erf_ts_to_ns",
+    "open_capture", "parse_erf_record", "pcap_record_header", "put_erf_header",
+    "put_pcap_record_header", "read_capture", "write_capture",
 ]

@@ -27,8 +27,31 @@ from ibwire.capture._resync import (
     seconds_high,
 )
 from ibwire.capture._stream import PathOrFile, Source, Writer, open_source
-from ibwire.capture.erf_time import erf_ts_from_ns, erf_ts_to_ns
+from ibwire.capture.erf_header import (  # noqa: F401 - the ERF API lives here too
+    ERF_EXT_FLAG,
+    ERF_EXT_LEN,
+    ERF_EXT_MORE,
+    ERF_TYPE_AT,
+    ERF_TYPE_MASK,
+    erf_header_end,
+    erf_pad,
+    erf_type_of,
+)
+from ibwire.capture.erf_header import (
+    ERF_RLEN_AT as _RLEN_AT,
+)
+from ibwire.capture.erf_header import (
+    ERF_RLEN_SIZE as _RLEN_SIZE,
+)
+from ibwire.capture.erf_header import (
+    ERF_TS_LEN as _TS_LEN,
+)
+from ibwire.capture.erf_header import (
+    ERF_WLEN_AT as _WLEN_AT,
+)
+from ibwire.capture.erf_time import erf_ts_to_ns
 from ibwire.capture.frame import Frame, Skipped
+from ibwire.capture.record_headers import ERF_HEADER_LEN, erf_header
 from ibwire.constants import (
     ERF_TYPE_IB,
     ERF_TYPE_PAD,
@@ -40,13 +63,10 @@ if TYPE_CHECKING:
     pass
 
 
-# ERF types whose payload starts with a 2-byte offset/pad field that wlen does not count.
-_ETH_TYPES = frozenset({2, 11, 16, 20})
 # Types a native ERF file plausibly starts with (PAD excluded: '0' would match text).
 ERF_SNIFF_TYPES = frozenset(set(range(1, 26)) | {27, 28, 29})
 
-ERF_HEADER_LEN = 16
-_RLEN_AT = ERF_LAYOUT.by_name["rlen"].offset
+_RECORD_ALIGN = 8   # DAG cards pad records to a multiple of 8 bytes
 _YEAR = 365 * 86_400
 _SANE = (788_918_400, 4_102_444_800)  # 1995 .. 2100: a DAG card or ibdump clock
 
@@ -72,19 +92,6 @@ class ErfRecord:
     header_len: int = ERF_HEADER_LEN  # 16 + 8 * len(ext_headers)
     payload: bytes = b""
     problems: list[tuple[int, str]] = field(default_factory=list)  # (offset, reason)
-
-
-def _ext_headers(data: bytes) -> tuple[list[bytes], bool]:
-    """The extension headers after the 16-byte header, and whether the chain is complete."""
-    headers: list[bytes] = []
-    pos = ERF_HEADER_LEN
-    while pos + 8 <= len(data):
-        ext = data[pos:pos + 8]
-        headers.append(ext)
-        pos += 8
-        if not ext[0] & 0x80:  # bit 7: another extension header follows
-            return headers, True
-    return headers, False
 
 
 def parse_erf_record(data: bytes, strict: bool = False) -> ErfRecord:
@@ -113,47 +120,52 @@ def parse_erf_record(data: bytes, strict: bool = False) -> ErfRecord:
         hdr_ok = True
     hdr = ERF_LAYOUT.unpack(padded)   # the one definition of the header layout
     ts = int.from_bytes(hdr["ts_raw"], "little")
-    type_byte = hdr["type"] | hdr["ext_header"] << 7
     flags = padded[ERF_LAYOUT.by_name["res"].offset]
     rlen, lctr, wlen = hdr["rlen"], hdr["lctr"], hdr["wlen"]
     ext_present = bool(hdr["ext_header"])
 
-    ext_headers: list[bytes] = []
+    header_len = ERF_HEADER_LEN
     if ext_present and hdr_ok:
-        ext_headers, complete = _ext_headers(data)
-        if not complete:
-            pos = ERF_HEADER_LEN + 8 * len(ext_headers)
-            problems.append((pos, f"truncated ERF extension header: {len(data) - pos} of 8 bytes"))
-    header_len = ERF_HEADER_LEN + 8 * len(ext_headers)
+        end = erf_header_end(data, 0, len(data))
+        if end < 0:
+            # Every whole extension header read said another follows.
+            end = ERF_HEADER_LEN + (len(data) - ERF_HEADER_LEN) // ERF_EXT_LEN * ERF_EXT_LEN
+            problems.append((end, f"truncated ERF extension header: {len(data) - end} of "
+                             f"{ERF_EXT_LEN} bytes"))
+        header_len = end
+    ext_headers = [data[p:p + ERF_EXT_LEN] for p in range(ERF_HEADER_LEN, header_len,
+                                                         ERF_EXT_LEN)]
 
     payload = b""
     if hdr_ok:
         if rlen < header_len:
-            problems.append((10, f"rlen {rlen} is shorter than the {header_len}-byte ERF header"))
+            problems.append((_RLEN_AT, f"rlen {rlen} is shorter than the {header_len}-byte "
+                             "ERF header"))
         elif rlen > len(data) and strict:
-            problems.append((10, f"rlen {rlen} exceeds the {len(data)} bytes present"))
+            problems.append((_RLEN_AT, f"rlen {rlen} exceeds the {len(data)} bytes present"))
         elif rlen < len(data):
-            problems.append((10, f"rlen {rlen} is shorter than the {len(data)} bytes present"))
-        want = wlen + (2 if type_byte & 0x7F in _ETH_TYPES else 0)
+            problems.append((_RLEN_AT, f"rlen {rlen} is shorter than the {len(data)} bytes "
+                             "present"))
+        want = wlen + erf_pad(hdr["type"])
         bound = len(data) if rlen >= len(data) else rlen  # padding never read past
         available = max(0, bound - header_len)
         if want > available:
             problems.append(
-                (14, f"wlen {wlen} exceeds the {available} bytes of payload in the record")
+                (_WLEN_AT, f"wlen {wlen} exceeds the {available} bytes of payload in the record")
             )
         payload = data[header_len:header_len + min(want, max(0, len(data) - header_len))]
 
     return ErfRecord(
         ts=ts,
         ts_ns=erf_ts_to_ns(ts),
-        type=type_byte & 0x7F,
+        type=hdr["type"],
         ext_header_present=ext_present,
         flags=flags,
-        cap=flags & 0x03,
-        vlen=bool(flags & 0x04),
-        trunc=bool(flags & 0x08),
-        rxe=bool(flags & 0x10),
-        dse=bool(flags & 0x20),
+        cap=hdr["cap"],
+        vlen=bool(hdr["vlen"]),
+        trunc=bool(hdr["trunc"]),
+        rxe=bool(hdr["rxe"]),
+        dse=bool(hdr["dse"]),
         rlen=rlen,
         lctr=lctr,
         wlen=wlen,
@@ -174,42 +186,39 @@ def erf_record(
     rlen = 16 + len(payload) (ibdump), or rounded up to a multiple of 8 with zero
     padding when ``pad`` (as DAG cards write).
     """
-    if not 0 <= erf_type < 0x80:
+    if not 0 <= erf_type <= ERF_TYPE_MASK:
         raise ValueError(f"ERF type {erf_type} does not fit 7 bits")
     if not 0 <= cap <= 3:
         raise ValueError(f"ERF capture interface {cap} does not fit 2 bits")
     rlen = ERF_HEADER_LEN + len(payload)
     if pad:
-        rlen = (rlen + 7) & ~7
+        rlen += -rlen % _RECORD_ALIGN
     if rlen > 0xFFFF:
         raise ValueError(f"payload of {len(payload)} bytes does not fit an ERF record")
-    header = ERF_LAYOUT.pack({
-        "ts_raw": erf_ts_from_ns(ts_ns, ibdump_quirk).to_bytes(8, "little"),
-        "type": erf_type, "vlen": 1, "cap": cap, "rlen": rlen, "lctr": 0,
-        "wlen": len(payload)})
+    header = erf_header(ts_ns, erf_type, cap, rlen, len(payload), ibdump_quirk)
     return header + bytes(payload) + bytes(rlen - ERF_HEADER_LEN - len(payload))
 
 
 def _rlen(data: bytes) -> int:
-    return int.from_bytes(data[_RLEN_AT:_RLEN_AT + 2], "big")
+    return int.from_bytes(data[_RLEN_AT:_RLEN_AT + _RLEN_SIZE], "big")
 
 
 def erf_frame_ts_ns(data: bytes, fallback_ns: int) -> int:
     """``frame.time`` of an ERF-in-pcap record: the ERF header's timestamp, as tshark."""
     if len(data) < ERF_HEADER_LEN:
         return fallback_ns
-    return erf_ts_to_ns(int.from_bytes(data[:8], "little"))
+    return erf_ts_to_ns(int.from_bytes(data[:_TS_LEN], "little"))
 
 
 def looks_like_erf(head: bytes) -> bool:
     """Whether ``head`` (the first bytes of a file) plausibly starts a native ERF file."""
     if len(head) < ERF_HEADER_LEN:
         return False
-    ts, type_byte = int.from_bytes(head[:8], "little"), head[8]
+    ts = int.from_bytes(head[:_TS_LEN], "little")
     rlen = _rlen(head)
-    min_len = ERF_HEADER_LEN + (8 if type_byte & 0x80 else 0)
+    min_len = ERF_HEADER_LEN + (ERF_EXT_LEN if head[ERF_TYPE_AT] & ERF_EXT_FLAG else 0)
     sec = ts >> 32
-    return (type_byte & 0x7F) in ERF_SNIFF_TYPES and rlen >= min_len and (
+    return erf_type_of(head) in ERF_SNIFF_TYPES and rlen >= min_len and (
         _SANE[0] <= sec < _SANE[1]
     )
 
@@ -250,9 +259,9 @@ class ErfReader:
                     continue
                 if record is None:
                     return
-                if record[8] & 0x7F == ERF_TYPE_PAD:
+                if erf_type_of(record) == ERF_TYPE_PAD:
                     continue
-                prev = int.from_bytes(record[:8], "little")
+                prev = int.from_bytes(record[:_TS_LEN], "little")
                 parsed = parse_erf_record(record, strict=True)
                 yield Frame(
                     index=src.records,
@@ -278,10 +287,10 @@ class ErfReader:
         if rlen < ERF_HEADER_LEN:
             raise Damage(f"ERF rlen {rlen} is shorter than the {ERF_HEADER_LEN}-byte header",
                          head)
-        erf_type = head[8] & 0x7F
+        erf_type = erf_type_of(head)
         if erf_type == 0:
             raise Damage("ERF type 0 (legacy) is not a record this reader knows", head)
-        ts = int.from_bytes(head[:8], "little")
+        ts = int.from_bytes(head[:_TS_LEN], "little")
         in_step = erf_type == ERF_TYPE_PAD or prev is None or _follows(prev, ts)
         out_of_step = "" if prev is None else (
             f"ERF timestamp {ts >> 32} s is out of step with the previous record's "
@@ -294,7 +303,7 @@ class ErfReader:
                 record)
         if erf_type == ERF_TYPE_PAD:
             return record
-        if head[8] & 0x80 and not _ext_headers(record)[1]:
+        if erf_header_end(record, 0, len(record)) < 0:
             raise Damage(f"ERF extension headers run past rlen {rlen}", record)
         if not (in_step or self._followed(ts)):
             raise Damage(out_of_step, record)
@@ -306,8 +315,8 @@ class ErfReader:
         if avail < ERF_HEADER_LEN:
             return True  # the end, or a cut the next read reports
         head = buf[at:at + ERF_HEADER_LEN]
-        return (_rlen(head) >= ERF_HEADER_LEN and head[8] & 0x7F in ERF_SNIFF_TYPES
-                and _follows(ts, int.from_bytes(head[:8], "little")))
+        return (_rlen(head) >= ERF_HEADER_LEN and erf_type_of(head) in ERF_SNIFF_TYPES
+                and _follows(ts, int.from_bytes(head[:_TS_LEN], "little")))
 
     def close(self) -> None:
         if self._owned is not None:
@@ -320,7 +329,7 @@ def _follows(prev: int, ts: int) -> bool:
 
 
 # -- resynchronisation (see _resync): a known type, sane rlen, a time near the last --
-_TYPES = byte_set(ERF_SNIFF_TYPES | {t | 0x80 for t in ERF_SNIFF_TYPES})
+_TYPES = byte_set(ERF_SNIFF_TYPES | {t | ERF_EXT_FLAG for t in ERF_SNIFF_TYPES})
 _MAX_EXT = 16  # a candidate with more extension headers than this is not believed
 
 
@@ -332,20 +341,23 @@ def _candidates(prev: int | None) -> Candidates:
 def _check(buf: bytes, pos: int, end: int, prev: object, first: bool) -> tuple[int, object]:
     if pos + ERF_HEADER_LEN > end:
         return NEED, None
-    type_byte, rlen = buf[pos + 8], int.from_bytes(buf[pos + 10:pos + 12], "big")
-    ts = int.from_bytes(buf[pos:pos + 8], "little")
-    if not first and type_byte & 0x7F == ERF_TYPE_PAD:
+    erf_type, rlen = erf_type_of(buf, pos), _rlen(buf[pos:pos + ERF_HEADER_LEN])
+    ts = int.from_bytes(buf[pos:pos + _TS_LEN], "little")
+    if not first and erf_type == ERF_TYPE_PAD:
         return (rlen if rlen >= ERF_HEADER_LEN else 0), prev
     sec = ts >> 32
-    ok = (type_byte & 0x7F in ERF_SNIFF_TYPES
-          and rlen >= ERF_HEADER_LEN + (8 if type_byte & 0x80 else 0)
+    ext = bool(buf[pos + ERF_TYPE_AT] & ERF_EXT_FLAG)
+    ok = (erf_type in ERF_SNIFF_TYPES
+          and rlen >= ERF_HEADER_LEN + (ERF_EXT_LEN if ext else 0)
           and (near(prev >> 32, sec) if isinstance(prev, int) else _SANE[0] <= sec < _SANE[1]))
-    at = pos + ERF_HEADER_LEN
-    while ok and buf[at - 8] & 0x80:  # the type byte, then each extension header's
-        if at + 8 > end:
-            return NEED, None
-        ok = at + 8 <= pos + min(rlen, ERF_HEADER_LEN + 8 * _MAX_EXT)
-        at += 8
+    if ok and ext:
+        # The chain must end within rlen and _MAX_EXT headers; NEED when the bytes
+        # present stop before that is known.
+        cap = pos + min(rlen, ERF_HEADER_LEN + ERF_EXT_LEN * _MAX_EXT)
+        if erf_header_end(buf, pos, min(cap, end)) < 0:
+            if end < cap:
+                return NEED, None
+            ok = False
     return (rlen if ok else 0), ts
 
 

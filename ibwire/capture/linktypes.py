@@ -8,25 +8,12 @@ to refuse such files early (the CLI does) use ``check_linktype``.
 from __future__ import annotations
 
 from ibwire.capture.frame import Frame
-from ibwire.constants import (
-    LINKTYPE_ERF,
-    LINKTYPE_ETHERNET,
-    LINKTYPE_INFINIBAND,
-    LINKTYPE_IPOIB,
-    LINKTYPE_LINUX_SLL,
-    LINKTYPE_LINUX_SLL2,
-    LINKTYPE_RAW,
-)
+from ibwire.constants import LINKTYPE_NAMES
+from ibwire.graph import GRAPH
 
-KNOWN_LINKTYPES: dict[int, str] = {
-    LINKTYPE_ETHERNET: "Ethernet",
-    LINKTYPE_ERF: "ERF",
-    LINKTYPE_INFINIBAND: "InfiniBand",
-    LINKTYPE_IPOIB: "IPoIB",
-    LINKTYPE_RAW: "Raw IP",
-    LINKTYPE_LINUX_SLL: "Linux cooked",
-    LINKTYPE_LINUX_SLL2: "Linux cooked v2",
-}
+# The link types the protocol graph leads somewhere, by name (in LINKTYPE_NAMES order).
+KNOWN_LINKTYPES: dict[int, str] = {lt: name for lt, name in LINKTYPE_NAMES.items()
+                                   if lt in GRAPH.linktypes}
 
 
 class UnknownLinkTypeError(ValueError):

@@ -40,6 +40,7 @@ from ibwire.capture._resync import (
 from ibwire.capture._stream import PathOrFile, Source, Writer, open_source
 from ibwire.capture.erf import erf_frame_ts_ns
 from ibwire.capture.frame import CaptureError, Frame, Skipped
+from ibwire.capture.record_headers import PCAP_RECORD_HEADER_LEN, pcap_record_header
 from ibwire.constants import LINKTYPE_ERF
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ PCAP_MAGICS: dict[bytes, tuple[str, bool]] = {
     b"\xa1\xb2\x3c\x4d": (">", True),
 }
 FILE_HEADER_LEN = 24
-RECORD_HEADER_LEN = 16
+RECORD_HEADER_LEN = PCAP_RECORD_HEADER_LEN
 DEFAULT_SNAPLEN = 262144
 # Any record longer than this is corrupt whatever the snaplen says (64 MiB).
 MAX_RECORD_LEN = 1 << 26
@@ -220,7 +221,7 @@ class PcapWriter(Writer):
         self.linktype = linktype
         self.nanosecond = nanosecond
         self.snaplen = snaplen
-        self._record = struct.Struct(e + "IIII")
+        self.byteorder = byteorder
         super().__init__(fileobj_or_path, gzip)
         magic = MAGIC_NSEC if nanosecond else MAGIC_USEC
         self._out.write(struct.pack(e + "IHHiIII", magic, 2, 4, 0, 0, snaplen, linktype))
@@ -246,11 +247,6 @@ class PcapWriter(Writer):
             wire_len = len(data) if wire_len is None else wire_len
         if len(data) > self.snaplen:
             raise ValueError(f"record of {len(data)} bytes exceeds snaplen {self.snaplen}")
-        sec, ns = divmod(ts_ns, _NS)
-        if not 0 <= sec < 1 << 32:
-            raise ValueError(f"timestamp {ts_ns} ns does not fit a pcap record")
-        if not 0 <= wire_len < 1 << 32:
-            raise ValueError(f"wire length {wire_len} does not fit a pcap record")
-        frac = ns if self.nanosecond else ns // 1000
-        self._out.write(self._record.pack(sec, frac, len(data), wire_len) + data)
+        self._out.write(pcap_record_header(ts_ns, len(data), wire_len, self.nanosecond,
+                                           self.byteorder) + data)
         self.count += 1

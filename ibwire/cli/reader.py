@@ -47,8 +47,10 @@ class InputError(Exception):
 
 
 def decode_options(roce_ports: list[int]) -> Options:
-    """Decoder options: RoCEv2 on the graph's UDP ports plus those of `-d`."""
-    return Options(roce_ports=GRAPH.roce_ports() | frozenset(roce_ports))
+    """Decoder options: RoCEv2 on the graph's UDP ports (read when decoding) plus the
+    ports of this run's `-d udp.port==N`."""
+    return Options(roce_ports=GRAPH.roce_ports() | frozenset(roce_ports)) if roce_ports \
+        else Options()
 
 
 def _open(path: str) -> tuple[object, int]:

@@ -1,35 +1,72 @@
-"""Shared decoder state: options, extension registries and the layer helpers
-every decoding step uses (decode one layout or mark it truncated)."""
+"""Shared decoder state: options, the step registry and the layer helpers every
+decoding step uses (decode one layout or mark it truncated).
+
+A *step* decodes the header a protocol-graph node names ("eth", "ip", "udp",
+"roce2", "ib", "erf", ...) and what follows it. Which step runs next is never
+written here: `follow` asks `GRAPH` which node a header's deciding field leads
+to and runs the step registered for it (`STEPS`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ibwire.constants import ROCEV2_PORT
 from ibwire.fields import Layout
+from ibwire.graph import GRAPH
 from ibwire.packet import Layer, Packet
 
 # A payload decoder looks at a packet whose transport headers are decoded and may
 # claim data[start:end]: it appends its layers and returns True.
 PayloadDecoder = Callable[[Packet, int, int], bool]
 PAYLOAD_DECODERS: list[PayloadDecoder] = []
-# Extra encapsulations: name or link type -> function(packet, offset, end).
-ENCAPS: dict[str | int, Callable[[Packet, int, int], None]] = {}
+Step = Callable[[Packet, int, int], None]
+# Protocol-graph node -> the step that decodes it: function(packet, offset, end).
+# Other modules add steps for their nodes (IPoIB, "mad"); `ENCAPS` is the old name.
+STEPS: dict[str, Step] = {}
+ENCAPS = STEPS
+
+
+def register_step(node: str, step: Step) -> None:
+    """Decode graph node `node` with `step` (wherever an edge leads to it)."""
+    STEPS[node] = step
 
 
 class Options:
-    """Decoder settings shared by a whole capture."""
+    """Decoder settings shared by a whole capture.
 
-    def __init__(self, roce_ports: frozenset[int] = frozenset({ROCEV2_PORT}),
+    `roce_ports`: UDP destination ports decoded as RoCEv2; None (the default) means
+    the graph's (`GRAPH.roce_ports()`), read at decode time so a port declared later
+    counts."""
+
+    def __init__(self, roce_ports: frozenset[int] | None = None,
                  verify_crc: bool = True, fast_path: bool = True) -> None:
-        self.roce_ports = roce_ports
+        self._roce_ports = None if roce_ports is None else frozenset(roce_ports)
         self.verify_crc = verify_crc
         # The common chains first go through decoder.fastpath (same results, faster);
         # False sends every packet through the general steps (tests compare both).
         self.fast_path = fast_path
 
+    @property
+    def roce_ports(self) -> frozenset[int]:
+        return GRAPH.roce_ports() if self._roce_ports is None else self._roce_ports
+
+    @roce_ports.setter
+    def roce_ports(self, ports: frozenset[int] | None) -> None:
+        self._roce_ports = None if ports is None else frozenset(ports)
+
 
 DEFAULT = Options()
+
+
+def follow(pkt: Packet, lower: str, value: int, off: int, end: int) -> bool:
+    """Run the step of the node `value` in `lower`'s deciding field leads to (after the
+    edge's skip bytes); False when the graph or the step registry has none."""
+    edge = GRAPH.edges.get(lower)
+    node = None if edge is None else edge.table.get(value)
+    step = None if node is None else STEPS.get(node)
+    if step is None:
+        return False
+    step(pkt, off + edge.skip.get(value, 0), end)  # type: ignore[union-attr]
+    return True
 
 
 def take(pkt: Packet, layout: Layout, off: int, end: int) -> Layer | None:
@@ -53,5 +90,3 @@ def keep_undecoded(pkt: Packet, off: int, end: int) -> None:
 
 def options_of(pkt: Packet) -> Options:
     return pkt.options or DEFAULT
-
-

@@ -12,8 +12,9 @@ are the general decoder's own functions.
 
 from __future__ import annotations
 
-from ibwire.constants import ETHERTYPE_IPV4, ETHERTYPE_IPV6, ICRC_LEN, IP_PROTO_UDP, NXTHDR_IBA
-from ibwire.decoder.transport import _icrc, _set_payload, _vcrc
+from ibwire.constants import ICRC_LEN, IHL_UNIT
+from ibwire.decoder.transport import PKTLEN_UNIT, _icrc, _set_payload, _vcrc
+from ibwire.graph import GRAPH
 from ibwire.headers.bth import BTH
 from ibwire.headers.carriers import ETHERNET, IPV4, IPV6, UDP
 from ibwire.headers.extended import ETH_LAYOUTS
@@ -45,15 +46,24 @@ def _shift_mask(layout, name: str) -> tuple[int, int]:
 
 
 _V4 = {n: _shift_mask(IPV4, n) for n in ("version", "ihl", "len", "mf", "frag_offset", "proto")}
+_VERSION = IPV4.offsets()["version"][2:]   # (shift, mask) in the first byte
 _OPCODE, _PADCNT = _shift_mask(BTH, "opcode"), _shift_mask(BTH, "padcnt")
 
 
 _TRANSPORT_MIN = BTH.size + ICRC_LEN
-# Per opcode: the extended header layouts and their total size (None: reserved opcode).
-_OPS = tuple(
-    (op, tuple(ETH_LAYOUTS[h] for h in op.headers),
-     sum(ETH_LAYOUTS[h].size for h in op.headers)) if op.valid else None
-    for op in OPCODES)
+_OPS_BUILT: list = [-1, ()]   # (graph version, table)
+
+
+def _ops() -> tuple:
+    """Per opcode: the extended header layouts and their total size (None: reserved
+    opcode), rebuilt when the graph changes (a new extended header)."""
+    if _OPS_BUILT[0] != GRAPH.version:
+        _OPS_BUILT[1] = tuple(
+            (op, tuple(ETH_LAYOUTS[h] for h in op.headers),
+             sum(ETH_LAYOUTS[h].size for h in op.headers)) if op.valid else None
+            for op in OPCODES)
+        _OPS_BUILT[0] = GRAPH.version
+    return _OPS_BUILT[1]
 
 
 def _transport_ok(data: bytes, off: int, limit: int) -> tuple | None:
@@ -62,7 +72,7 @@ def _transport_ok(data: bytes, off: int, limit: int) -> tuple | None:
     if limit - off < BTH.size:
         return None
     w = int.from_bytes(data[off:off + BTH.size], "big")
-    entry = _OPS[(w >> _OPCODE[0]) & _OPCODE[1]]
+    entry = _ops()[(w >> _OPCODE[0]) & _OPCODE[1]]
     if entry is None:
         return None
     rest = limit - off - BTH.size - entry[2]
@@ -100,19 +110,22 @@ def fast_eth(pkt: Packet, roce_ports: frozenset[int]) -> bool:
     ip_off = ETHERNET.size
     if end < ip_off + IPV4.size:
         return False
-    etype = int.from_bytes(data[_ETYPE_A:_ETYPE_B], "big")
-    if etype == ETHERTYPE_IPV4:
+    if GRAPH.next(ETHERNET.name, int.from_bytes(data[_ETYPE_A:_ETYPE_B], "big")) != "ip":
+        return False
+    # IPv4 or IPv6 by the version nibble, as the general decoder chooses.
+    version = (data[ip_off] >> _VERSION[0]) & _VERSION[1]
+    if version == 4:
         ip_layout, kind = IPV4, "ipv4"
         w = int.from_bytes(data[ip_off:ip_off + IPV4.size], "big")
         v = {n: (w >> shift) & mask for n, (shift, mask) in _V4.items()}
-        if v["version"] != 4 or v["ihl"] * 4 != IPV4.size or v["proto"] != IP_PROTO_UDP \
+        if v["ihl"] * IHL_UNIT != IPV4.size or GRAPH.next(IPV4.name, v["proto"]) != UDP.name \
                 or v["mf"] or v["frag_offset"] or v["len"] < IPV4.size:
             return False
         ip_end = ip_off + v["len"]
-    elif etype == ETHERTYPE_IPV6 and end >= ip_off + IPV6.size:
+    elif version == 6 and end >= ip_off + IPV6.size:
         ip_layout, kind = IPV6, "ipv6"
         v = IPV6.values_at(data, ip_off)
-        if v["version"] != 6 or v["nxt"] != IP_PROTO_UDP:
+        if GRAPH.next(IPV6.name, v["nxt"]) != UDP.name:
             return False
         ip_end = ip_off + IPV6.size + v["plen"]
     else:
@@ -143,15 +156,17 @@ def fast_ib(pkt: Packet) -> bool:
     end = len(data)
     if end < LRH.size:
         return False
-    lnh = (int.from_bytes(data[_LNH_A:_LNH_B], "big") >> _LNH_SHIFT) & _LNH_MASK
+    node = GRAPH.next(LRH.name, (int.from_bytes(data[_LNH_A:_LNH_B], "big") >> _LNH_SHIFT)
+                      & _LNH_MASK)
     ib_end = ((int.from_bytes(data[_PKTLEN_A:_PKTLEN_B], "big") >> _PKTLEN_SHIFT)
-              & _PKTLEN_MASK) * 4
-    if lnh < 2 or ib_end < LRH.size + _TRANSPORT_MIN or ib_end > end:
+              & _PKTLEN_MASK) * PKTLEN_UNIT
+    if node not in (BTH.name, GRH.name) or ib_end < LRH.size + _TRANSPORT_MIN or ib_end > end:
         return False
     crc_end = ib_end - ICRC_LEN
     off = LRH.size
-    if lnh == 3:
-        if crc_end - off < GRH.size or data[off + _NXTHDR_A] != NXTHDR_IBA:
+    has_grh = node == GRH.name
+    if has_grh:
+        if crc_end - off < GRH.size or GRAPH.next(GRH.name, data[off + _NXTHDR_A]) != BTH.name:
             return False
         off += GRH.size
     checked = _transport_ok(data, off, crc_end)
@@ -159,9 +174,9 @@ def fast_ib(pkt: Packet) -> bool:
         return False
     pkt.ib_offset = 0
     pkt.layers.append(LazyLayer(LRH, 0, data))
-    if lnh == 3:
+    if has_grh:
         pkt.layers.append(LazyLayer(GRH, LRH.size, data))
-    kind = "native_grh" if lnh == 3 else "native"
+    kind = "native_grh" if has_grh else "native"
     _transport(pkt, data, off, crc_end, checked, None, (0, kind, 0))
     _vcrc(pkt, 0, ib_end, end)
     return True

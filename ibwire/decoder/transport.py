@@ -7,9 +7,10 @@ where GRH.PayLen says; RoCEv2 ends with the UDP datagram."""
 from __future__ import annotations
 
 from ibwire import crc
-from ibwire.constants import ICRC_LEN, NXTHDR_IBA, VCRC_LEN
+from ibwire.constants import ICRC_LEN, VCRC_LEN
 from ibwire.crc import CrcStatus
 from ibwire.decoder.base import PAYLOAD_DECODERS, options_of, take
+from ibwire.graph import GRAPH
 from ibwire.headers.bth import BTH
 from ibwire.headers.carriers import IPV6
 from ibwire.headers.extended import ETH_LAYOUTS
@@ -17,6 +18,14 @@ from ibwire.headers.link import LINK
 from ibwire.headers.opcodes import OPCODES
 from ibwire.headers.routing import GRH, LRH, RWH
 from ibwire.packet import Packet
+
+# LRH PktLen's unit (4-byte words), from the graph's length declarations.
+PKTLEN_UNIT = next(ln.unit for ln in GRAPH.length_of(LRH.name) if ln.field == "pktlen")
+_PKTLEN_AT = LRH.by_name["pktlen"].offset
+_PAYLEN_AT = GRH.by_name["paylen"].offset
+_NXTHDR_AT = GRH.by_name["nxthdr"].offset
+# Raw (non-IBA) nodes after the LRH and the layout each one starts with.
+_RAW_AFTER_LRH = {RWH.name: RWH, "ipv6": IPV6}
 
 
 def decode_ib(pkt: Packet, off: int, end: int) -> None:
@@ -30,36 +39,34 @@ def decode_ib(pkt: Packet, off: int, end: int) -> None:
     lrh = take(pkt, LRH, off, end)
     if lrh is None:
         return
-    ib_len = lrh.pktlen * 4
+    ib_len = lrh.pktlen * PKTLEN_UNIT
     ib_end = off + ib_len
-    lnh = lrh.lnh
-    if lnh in (2, 3):
+    node = GRAPH.next(LRH.name, lrh.lnh)
+    if node in (BTH.name, GRH.name):
+        has_grh = node == GRH.name
         if ib_len < LRH.size + BTH.size + ICRC_LEN:
-            pkt.mark("lrh", off + 4, f"PktLen {lrh.pktlen} ({ib_len} bytes) is shorter than "
-                     "the smallest transport packet")
+            pkt.mark("lrh", off + _PKTLEN_AT, f"PktLen {lrh.pktlen} ({ib_len} bytes) is "
+                     "shorter than the smallest transport packet")
             ib_end = min(end, off + max(ib_len, LRH.size))
         if ib_end > end:
-            pkt.mark("lrh", off + 4, f"PktLen {lrh.pktlen} ({ib_len} bytes) exceeds the "
-                     f"{end - off} bytes captured")
+            pkt.mark("lrh", off + _PKTLEN_AT, f"PktLen {lrh.pktlen} ({ib_len} bytes) exceeds "
+                     f"the {end - off} bytes captured")
             ib_end = end
-            _transport_body(pkt, off + LRH.size, ib_end, lnh == 3, crc_end=None)
+            _transport_body(pkt, off + LRH.size, ib_end, has_grh, crc_end=None)
             _icrc_not_captured(pkt)
             return
-        _transport_body(pkt, off + LRH.size, ib_end, lnh == 3, crc_end=ib_end - ICRC_LEN)
+        _transport_body(pkt, off + LRH.size, ib_end, has_grh, crc_end=ib_end - ICRC_LEN)
         _vcrc(pkt, off, ib_end, end)
         return
     # Raw packets: no ICRC, VCRC after PktLen*4 bytes.
     if ib_end > end:
-        pkt.mark("lrh", off + 4, f"PktLen {lrh.pktlen} ({ib_len} bytes) exceeds the "
+        pkt.mark("lrh", off + _PKTLEN_AT, f"PktLen {lrh.pktlen} ({ib_len} bytes) exceeds the "
                  f"{end - off} bytes captured")
         ib_end = end
     body = off + LRH.size
-    if lnh == 0:
-        if take(pkt, RWH, body, ib_end) is not None:
-            _set_payload(pkt, body + RWH.size, ib_end)
-    else:
-        if take(pkt, IPV6, body, ib_end) is not None:
-            _set_payload(pkt, body + IPV6.size, ib_end)
+    raw = _RAW_AFTER_LRH.get(node or "")
+    if raw is not None and take(pkt, raw, body, ib_end) is not None:
+        _set_payload(pkt, body + raw.size, ib_end)
     _vcrc(pkt, off, ib_end, end)
 
 
@@ -92,10 +99,10 @@ def _transport_body(pkt: Packet, off: int, end: int, has_grh: bool,
         if grh is None:
             return
         off += GRH.size
-        if grh.nxthdr != NXTHDR_IBA:
+        if GRAPH.next(GRH.name, grh.nxthdr) != BTH.name:
             # LNH 3 and RoCEv1 both promise IBA transport after the GRH.
-            pkt.mark("grh", off - GRH.size + 6, f"NxtHdr {grh.nxthdr:#04x} is not IBA "
-                     f"transport ({NXTHDR_IBA:#04x})")
+            pkt.mark("grh", off - GRH.size + _NXTHDR_AT, f"NxtHdr {grh.nxthdr:#04x} is not "
+                     f"IBA transport ({GRAPH.value(GRH.name, BTH.name):#04x})")
             _set_payload(pkt, off, end)
             return
     limit = crc_end if crc_end is not None else end
@@ -167,7 +174,8 @@ def _icrc(pkt: Packet, crc_end: int, roce: str | None,
         if value is None:
             value = _icrc_value(pkt, crc_end, roce)
         if value is not None:
-            status = CrcStatus.GOOD if value.to_bytes(4, "little") == pkt.icrc else CrcStatus.BAD
+            good = value.to_bytes(ICRC_LEN, "little") == pkt.icrc
+            status = CrcStatus.GOOD if good else CrcStatus.BAD
     pkt.icrc_status = status
     pkt.add("infiniband.invariant.crc.status", int(status))
 
@@ -192,7 +200,7 @@ def _icrc_value(pkt: Packet, crc_end: int, roce: str | None) -> int | None:
         udp = pkt.layer("udp")
         if ip is None or udp is None:
             return None
-        kind = "ipv4" if data[ip.offset] >> 4 == 4 else "ipv6"
+        kind = "ipv4" if ip.layout.name == "ip" else "ipv6"
         value = crc.icrc_fast(data, ip.offset, crc_end, kind, udp.offset - ip.offset)
     if value is not None:
         return value
@@ -225,13 +233,13 @@ def decode_roce1(pkt: Packet, off: int, end: int) -> None:
     paylen = GRH.unpack(pkt.data, off)["paylen"]
     ib_end = off + GRH.size + paylen
     if ib_end > end:
-        pkt.mark("grh", off + 4, f"PayLen {paylen} exceeds the {end - off - GRH.size} bytes "
-                 "captured")
+        pkt.mark("grh", off + _PAYLEN_AT, f"PayLen {paylen} exceeds the "
+                 f"{end - off - GRH.size} bytes captured")
         _transport_body(pkt, off, end, True, crc_end=None, roce="roce1")
         _icrc_not_captured(pkt)
         return
     if paylen < BTH.size + ICRC_LEN:
-        pkt.mark("grh", off + 4, f"PayLen {paylen} is shorter than a BTH and ICRC")
+        pkt.mark("grh", off + _PAYLEN_AT, f"PayLen {paylen} is shorter than a BTH and ICRC")
         _transport_body(pkt, off, ib_end, True, crc_end=None, roce="roce1")
     else:
         _transport_body(pkt, off, ib_end, True, crc_end=ib_end - ICRC_LEN, roce="roce1")

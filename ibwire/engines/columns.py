@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from ibwire.crc import CrcStatus
-from ibwire.decoder import ENCAPS, Options
+from ibwire.decoder import Options
 from ibwire.engines import fallback
 from ibwire.engines.crc_kernels import HAVE_ZLIB, ICRC, LPCRC, VCRC, check_crcs, crc_arrays
 from ibwire.engines.extract import Plan, layer_values
@@ -32,13 +32,9 @@ from ibwire.engines.tables import (
     CRC32_T,
     CRC_TMPL,
     CRC_TMPL_LEN,
-    FIELD_ROWS,
-    LAYER_NAMES,
-    LAYER_SIZE,
-    N_LAYERS,
-    OP_CHAIN,
-    OP_PAYLOAD,
-    OP_VALID,
+    field_rows,
+    kernel_tables,
+    layers,
 )
 
 # Frame and engine columns (not in the registry): name -> description.
@@ -65,13 +61,17 @@ CRC_COLUMNS = {
     "infiniband.variant.crc": "uint16 (null: none captured)",
 }
 OFFSET_PREFIX = "ibwire.offset."
-OFFSET_COLUMNS = {OFFSET_PREFIX + n: "int32: layer offset in the frame data, -1 absent"
-                  for n in LAYER_NAMES}
+
+
+def offset_columns() -> dict[str, str]:
+    """One offset column per layer row of the current graph."""
+    return {OFFSET_PREFIX + n: "int32: layer offset in the frame data, -1 absent"
+            for n in layers().names}
 
 
 def column_names() -> list[str]:
     """Every column `columns()` can return, in table order."""
-    return [*FRAME_COLUMNS, *CRC_COLUMNS, *OFFSET_COLUMNS, *FIELD_ROWS]
+    return [*FRAME_COLUMNS, *CRC_COLUMNS, *offset_columns(), *field_rows()]
 
 
 def _resolve(fields: Iterable[str] | None) -> list[str]:
@@ -104,7 +104,7 @@ class Chunk:
         if name in self.values:
             return self.values[name], self.present.get(name)
         if name.startswith(OFFSET_PREFIX):
-            return self.lo[LAYER_NAMES.index(name[len(OFFSET_PREFIX):])], None
+            return self.lo[layers().index[name[len(OFFSET_PREFIX):]]], None
         simple = {
             "frame.number": lambda: np.arange(b.first + 1, b.first + 1 + len(b), dtype=np.uint64),
             "ibwire.frame.time_ns": lambda: b.ts, "frame.len": lambda: b.wire,
@@ -148,16 +148,9 @@ def _arrow(values: np.ndarray, present: np.ndarray | None) -> pa.Array:
     return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(np.ascontiguousarray(values))])
 
 
-def _encaps() -> tuple[np.ndarray, np.ndarray]:
-    """EtherTypes and UDP ports other modules decode (those frames go per packet)."""
-    eth = [k[1] for k in ENCAPS if isinstance(k, tuple) and k[0] == "ethertype"]
-    udp = [k[1] for k in ENCAPS if isinstance(k, tuple) and k[0] == "udp"]
-    return np.array(eth or [-1], np.int64), np.array(udp or [-1], np.int64)
-
-
 def _predicate(name: str, plan: Plan, chunk: Chunk, cache: dict[int, dict]) -> None:
     """Apply a registry field's `present` rule (AETH syndrome views, DR SMP fields)."""
-    row = FIELD_ROWS[name][0]
+    row = field_rows()[name][0]
     rule = row.field.present  # type: ignore[attr-defined]
     if rule is None:
         return
@@ -182,17 +175,18 @@ def iter_chunks(path: str | os.PathLike[str], fields: Iterable[str] | None = Non
     """Chunks of numpy columns (the engine's own form; `iter_columns` for tables)."""
     names = _resolve(fields)
     opts = options or Options()
-    plan = Plan([n for n in names if n in FIELD_ROWS])
+    rows = field_rows()
+    plan = Plan([n for n in names if n in rows])
     want_crc = any(n in CRC_COLUMNS for n in names)
-    ports = np.array(sorted(opts.roce_ports) or [-1], np.int64)
-    eth_encaps, udp_encaps = _encaps()
+    # The graph's tables for this run (its RoCE ports: the options').
+    tables = kernel_tables(opts.roce_ports)
+    n_layers = len(tables.layer_size)
     pool = Pool()
     for batch in batches(path, chunk, pool):
         n = len(batch)
-        lo = pool.take("lo", (N_LAYERS, n), np.int32)
+        lo = pool.take("lo", (n_layers, n), np.int32)
         info = pool.take("info", (N_INFO, n), np.int32)
-        place(batch.buf, batch.doff, batch.cap, batch.lt, lo, info, OP_CHAIN, OP_PAYLOAD,
-              OP_VALID, LAYER_SIZE, ports, udp_encaps, eth_encaps)
+        place(batch.buf, batch.doff, batch.cap, batch.lt, lo, info, *tables)
         values = plan.run(batch.buf, batch.doff, lo, pool)
         present = {name: plan.present(name, lo) for name in plan.names}
         crc = None
@@ -238,10 +232,10 @@ def columns(path: str | os.PathLike[str], fields: Iterable[str] | None = None, *
     if not tables:
         empty = Batch(np.zeros(0, np.uint8), 0, *(np.zeros(0, t) for t in (
             np.int64, np.int32, np.int64, np.int64, np.int32, np.int32, np.int64)))
-        lo = np.zeros((N_LAYERS, 0), np.int32)
+        lo = np.zeros((len(layers().names), 0), np.int32)
         info = np.zeros((N_INFO, 0), np.int32)
         names = _resolve(fields)
-        plan = Plan([n for n in names if n in FIELD_ROWS])
+        plan = Plan([n for n in names if n in field_rows()])
         return Chunk(empty, lo, info, plan.run(empty.buf, empty.doff, lo),
                      {n: np.zeros(0, bool) for n in plan.names}, crc_arrays(0), names).table()
     return pa.concat_tables(tables)

@@ -48,6 +48,7 @@ from ibwire.headers.link import LINK
 
 GOOD, BAD, NOT_PRESENT = int(CrcStatus.GOOD), int(CrcStatus.BAD), int(CrcStatus.NOT_PRESENT)
 LP_COVER, LP_AT_FIELD = LINK.offsets()["lpcrc"][0], LINK.offsets()["lpcrc"][0]
+LP_BYTES = LINK.offsets()["lpcrc"][1]
 ONES32 = 0xFFFFFFFF
 ONES16 = 0xFFFF
 ICRC, VCRC, LPCRC = 1, 2, 4  # `which` bits of check_crcs
@@ -199,7 +200,7 @@ def check_crcs(buf, doff, lo, info, tmpl, tlen, t32, t16, icrc_st, vcrc_st, lp_s
         lp = info[LP_AT, i]
         if lp >= 0 and which & LPCRC:
             c = crc16_run(buf, b + lp, b + lp + LP_COVER, ONES16, t16) ^ ONES16
-            lp_st[i] = GOOD if c == _be(buf, b + lp + LP_AT_FIELD, 2) else BAD
+            lp_st[i] = GOOD if c == _be(buf, b + lp + LP_AT_FIELD, LP_BYTES) else BAD
 
 
 def crc_arrays(n: int, pool: Pool | None = None) -> tuple[np.ndarray, ...]:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ibwire.constants import PKTLEN_UNIT, VCRC_LEN
 from ibwire.crc import CrcStatus
 from ibwire.engines.credits_kernel import EV_INIT, EV_LIMIT, EV_SEND, EV_SYNC
 
 GROUPS = 32
 MGMT_VL = 15                          # VL15 (subnet management) is not flow controlled
-VCRC_BYTES = 2                        # a packet's blocks count LRH .. VCRC
 BLOCK_BYTES = 64
 LINK_OP_NORMAL, LINK_OP_INIT = 0, 1   # IBA §7.9.4 link packet operands (LINK_OPS)
 LPCRC_BAD = int(CrcStatus.BAD)
@@ -27,7 +27,7 @@ LPCRC_BAD = int(CrcStatus.BAD)
 @njit(cache=True)
 def packet_blocks(pktlen):
     """64-byte blocks of a data packet: LRH through VCRC is PktLen * 4 + 2 bytes."""
-    return (pktlen * 4 + VCRC_BYTES + BLOCK_BYTES - 1) // BLOCK_BYTES
+    return (pktlen * PKTLEN_UNIT + VCRC_LEN + BLOCK_BYTES - 1) // BLOCK_BYTES
 
 
 @njit(cache=True)
@@ -91,7 +91,7 @@ def build(ts, cap, iface, pktlen, lvl, op, fvl, fctbs, fccl, lpcrc, link_bytes, 
         s = d[i]
         if k == 1:
             g = s * 16 + lvl[i]
-            nb = pktlen[i] * 4 + VCRC_BYTES
+            nb = pktlen[i] * PKTLEN_UNIT + VCRC_LEN
             j = own_fill[g]
             o_fr[j] = i
             o_t[j] = ts[i] - tx_tap - _ser(nb, gbps)

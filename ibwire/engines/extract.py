@@ -12,7 +12,17 @@ import numpy as np
 from numba import njit
 
 from ibwire.engines.pool import Pool
-from ibwire.engines.tables import FIELD_ROWS, K_B16, K_U8, K_U16, K_U32, K_U64, KIND_DTYPE, FieldRow
+from ibwire.engines.tables import (
+    K_B16,
+    K_U8,
+    K_U16,
+    K_U32,
+    K_U64,
+    KIND_DTYPE,
+    FieldRow,
+    field_rows,
+    layers,
+)
 
 # Columns of a row in the int64 row table the kernel reads.
 R_LAYER, R_OFF, R_NBYTES, R_SHIFT, R_BITS, R_KIND, R_DST = range(7)
@@ -63,7 +73,7 @@ class Plan:
         counts = [0] * 5
         table = []
         for name in names:
-            rows = FIELD_ROWS[name]
+            rows = field_rows()[name]
             kind = max(r.kind for r in rows) if rows[0].kind != K_B16 else K_B16
             dst = counts[kind]
             counts[kind] += 1
@@ -103,10 +113,8 @@ class Plan:
 
 def layer_values(layer: int, lo: np.ndarray, buf: np.ndarray, doff: np.ndarray) -> dict:
     """Every int field of one layer as arrays, by field name (for `present` predicates)."""
-    from ibwire.engines.tables import LAYOUTS
-
-    lay = LAYOUTS[layer]
-    names = [f.wsname for f in lay.fields if f.wsname in FIELD_ROWS and f.kind == "int"
+    lay = layers().layouts[layer]
+    names = [f.wsname for f in lay.fields if f.wsname in field_rows() and f.kind == "int"
              and f.derive is None]
     plan = Plan(list(dict.fromkeys(names)))
     cols = plan.run(buf, doff, lo)

@@ -18,7 +18,7 @@ import numpy as np
 from ibwire.capture.frame import Frame
 from ibwire.decoder import Options, decode
 from ibwire.engines.place import IB_OFF, MAL, PAY_LEN, PAY_OFF
-from ibwire.engines.tables import LAYER_NAMES, malformed_code
+from ibwire.engines.tables import layers, malformed_code
 from ibwire.packet import Packet
 
 
@@ -40,16 +40,17 @@ def _value(v: Any) -> Any:
 
 def fill(chunk: Any, rows: np.ndarray, options: Options | None) -> None:
     """Overwrite the given rows of a chunk with the per-packet decoder's results."""
+    index = layers().index
     for i in rows:
         pkt = decode_row(chunk.batch, int(i), options)
         seen: set[str] = set()
         chunk.lo[:, i] = -1
         for lay in pkt.layers:
             name = lay.layout.name
-            if name in seen or name not in LAYER_NAMES:
+            if name in seen or name not in index:
                 continue
             seen.add(name)
-            chunk.lo[LAYER_NAMES.index(name), i] = lay.offset
+            chunk.lo[index[name], i] = lay.offset
         info = chunk.info
         info[PAY_OFF, i] = pkt.payload_offset
         info[PAY_LEN, i] = len(pkt.payload) if pkt.payload_offset >= 0 else 0

@@ -2,7 +2,9 @@
 
 `place` walks every frame of a chunk the way the per-packet decoder does (link
 type -> ERF / SLL / Ethernet / VLAN / IP / UDP / LRH / GRH / BTH / the opcode's
-extended headers / payload) but records only offsets: one row per layer in
+extended headers / payload), choosing each next header from the protocol graph's
+tables (`tables.kernel_tables`, passed in: no next-header number is written
+here), but records only offsets: one row per layer in
 `lo` (-1 where absent) and a few per-frame facts in `info`. Field values are
 read afterwards by `extract`, CRCs by `crc_kernels`; no bytes are copied.
 
@@ -15,59 +17,67 @@ kernel does not model, are handed to the per-packet decoder by `columns`.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
-from ibwire.constants import (
-    ERF_TYPE_ETH,
-    ERF_TYPE_IB,
-    ERF_TYPE_IB_LINK,
-    ETHERTYPE_IPV4,
-    ETHERTYPE_IPV6,
-    ETHERTYPE_ROCE,
-    ICRC_LEN,
-    IP_PROTO_UDP,
-    LINKTYPE_ERF,
-    LINKTYPE_ETHERNET,
-    LINKTYPE_INFINIBAND,
-    LINKTYPE_LINUX_SLL,
-    LINKTYPE_LINUX_SLL2,
-    LINKTYPE_RAW,
-    NXTHDR_IBA,
-    VCRC_LEN,
-)
+from ibwire.constants import ICRC_LEN, VCRC_LEN
+from ibwire.decoder.carriers import MAX_VLAN_TAGS
+from ibwire.decoder.transport import PKTLEN_UNIT
 from ibwire.engines import positions as P
+from ibwire.engines.scan_kernels import erf_header_end
 from ibwire.engines.tables import (
     CRC_NATIVE,
     CRC_NATIVE_GRH,
     CRC_ROCE1,
     CRC_ROCE2_V4,
     CRC_ROCE2_V6,
-    LAYER,
-    MALFORMED,
+    N_ERF,
+    N_ERF_SKIP,
+    N_ETYPE,
+    N_IP4,
+    N_IP6,
+    N_LINKTYPE,
+    N_LNH,
+    N_NXTHDR,
+    N_UDP,
+    S_BTH,
+    S_DONE,
+    S_ERF,
+    S_ETH,
+    S_ETYPE,
+    S_FALLBACK,
+    S_GRH,
+    S_IB,
+    S_IP,
+    S_LINK,
+    S_ROCE1,
+    S_ROCE2,
+    S_SLL,
+    S_SLL2,
+    S_UDP,
+    S_VLAN,
+    layers,
 )
-from ibwire.headers.opcodes import UD_SEND_ONLY, UD_SEND_ONLY_IMM
 
 # Rows of `info` (int32 per frame).
 PAY_OFF, PAY_LEN, IB_OFF, CRC_KIND, ICRC_AT, VCRC_AT, LP_AT, MAL, FB = range(9)
 N_INFO = 9
 
-L_ERF, L_SLL, L_SLL2, L_ETH, L_VLAN = (LAYER[n] for n in ("erf", "sll", "sll2", "eth", "vlan"))
-L_IP, L_IPV6, L_UDP, L_LRH, L_GRH = (LAYER[n] for n in ("ip", "ipv6", "udp", "lrh", "grh"))
-L_BTH, L_DETH, L_MAD, L_LINK = (LAYER[n] for n in ("bth", "deth", "mad", "link"))
-M = {name: MALFORMED[name] for name in MALFORMED}
+# The built-in layer rows and malformed codes never move (tables.layers).
+_LAYERS = layers()
+L_ERF, L_SLL, L_SLL2, L_ETH, L_VLAN = (_LAYERS.index[n] for n in ("erf", "sll", "sll2", "eth",
+                                                                   "vlan"))
+L_IP, L_IPV6, L_UDP, L_LRH, L_GRH = (_LAYERS.index[n] for n in ("ip", "ipv6", "udp", "lrh",
+                                                                 "grh"))
+L_BTH, L_DETH, L_MAD, L_LINK = (_LAYERS.index[n] for n in ("bth", "deth", "mad", "link"))
+M = dict(_LAYERS.malformed)
 M_ERF, M_SLL, M_SLL2, M_ETH, M_VLAN = M["erf"], M["sll"], M["sll2"], M["eth"], M["vlan"]
 M_IP, M_IPV6, M_UDP, M_LRH, M_GRH, M_BTH = (M[n] for n in ("ip", "ipv6", "udp", "lrh", "grh",
                                                           "bth"))
 M_ICRC, M_VCRC, M_FRAME, M_IBLINK, M_LINK = (M[n] for n in ("icrc", "vcrc", "frame",
                                                             "infiniband_link", "link"))
-
-
-
-
-# Walk states: one per protocol layer (the protocol graph as a state machine; a
-# single loop keeps the kernel free of calls, which cost more than the parsing).
-(S_DONE, S_ETH, S_ETYPE, S_IP, S_UDP, S_ROCE1, S_IB, S_BTH, S_ERF, S_LINK, S_SLL,
- S_SLL2) = range(12)
+# The states are the protocol graph as a state machine (tables.NODE_STATE); a
+# single loop keeps the kernel free of calls, which cost more than the parsing.
 
 
 @njit(cache=True, inline="always")
@@ -81,12 +91,13 @@ def _u(buf, p, spec):
 
 @njit(cache=True, inline="always")
 def _be16(buf, p):
-    return (int(buf[p]) << 8) | int(buf[p + 1])
+    # int64, not uint64: values index the next-header table and mix with offsets.
+    return (np.int64(buf[p]) << 8) | np.int64(buf[p + 1])
 
 
 @njit(cache=True, inline="always")
 def _be24(buf, p):
-    return (int(buf[p]) << 16) | (int(buf[p + 1]) << 8) | int(buf[p + 2])
+    return (np.int64(buf[p]) << 16) | (np.int64(buf[p + 1]) << 8) | np.int64(buf[p + 2])
 
 
 @njit(cache=True, inline="always")
@@ -104,10 +115,13 @@ def _first(mal, code):
 
 
 @njit(cache=True)
-def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsize, ports,
-          udp_encaps, eth_encaps):
+def place(buf, data_off, caplen, linktype, lo, info, nxt, chain, payload, valid, op_mad,
+          mad_qps, lsize, layer_mal):
     """Fill `lo` (layers x frames, -1 = absent) and `info` (N_INFO x frames) for every
-    frame: frame i is buf[data_off[i]:data_off[i] + caplen[i]] of link type linktype[i]."""
+    frame: frame i is buf[data_off[i]:data_off[i] + caplen[i]] of link type linktype[i].
+    The tables after `info` are `tables.kernel_tables()`: `nxt` the next-header table
+    (graph edges as states), the opcode chain/payload/valid/MAD-carrier rows, the MAD
+    QPs, and per layer row its size and truncation code."""
     lo[:] = -1
     for i in range(data_off.shape[0]):
         b = data_off[i]
@@ -117,27 +131,17 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
         etype = 0
         limit = 0
         ip_kind = 0
+        tags = 0
         mal = 0
         fb = 0
         pend = 0  # a VCRC problem: the decoder finds it after the transport headers
         pay_off, pay_len, ib, kind, icrc, vcrc, lp = -1, 0, -1, 0, -1, -1, -1
-        if lt == LINKTYPE_ETHERNET:
-            st = S_ETH
-        elif lt == LINKTYPE_INFINIBAND:
-            st = S_IB
-        elif lt == LINKTYPE_ERF:
-            st = S_ERF
-        elif lt == LINKTYPE_RAW:
-            st = S_IP
-        elif lt == LINKTYPE_LINUX_SLL:
-            st = S_SLL
-        elif lt == LINKTYPE_LINUX_SLL2:
-            st = S_SLL2
-        else:
-            st = S_DONE
-            fb = 1  # link types the kernel does not model (IPoIB, ...)
+        st = int(nxt[N_LINKTYPE, lt]) if 0 <= lt < nxt.shape[1] else S_FALLBACK
         while st != S_DONE:
-            if st == S_ETH:
+            if st == S_FALLBACK:
+                # A node the decoder has a step for and the kernel does not model.
+                st, fb = S_DONE, 1
+            elif st == S_ETH:
                 st = S_DONE
                 if off + P.SZ_ETH > end:
                     mal, fb = _first(mal, M_ETH), 1
@@ -145,18 +149,7 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                 lo[L_ETH, i] = off
                 etype = _be16(buf, b + off + P.ETH_TYPE)
                 off += P.SZ_ETH
-                depth = 0
-                while _in(etype, P.VLAN_TYPES) and depth < 8:
-                    if off + P.SZ_VLAN > end:
-                        mal, fb, etype = _first(mal, M_VLAN), 1, -1
-                        break
-                    if depth == 0:
-                        lo[L_VLAN, i] = off
-                    etype = _be16(buf, b + off + P.VLAN_ETYPE)
-                    off += P.SZ_VLAN
-                    depth += 1
-                if etype >= 0:
-                    st = S_ETYPE
+                st = S_ETYPE
             elif st == S_SLL or st == S_SLL2:
                 size = P.SZ_SLL if st == S_SLL else P.SZ_SLL2
                 code = M_SLL if st == S_SLL else M_SLL2
@@ -169,13 +162,21 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                 off = size
                 st = S_ETYPE
             elif st == S_ETYPE:
-                st = S_DONE
-                if etype == ETHERTYPE_ROCE:
-                    st = S_ROCE1
-                elif etype == ETHERTYPE_IPV4 or etype == ETHERTYPE_IPV6:
-                    st = S_IP
-                elif _in(etype, eth_encaps):
-                    fb = 1
+                st = int(nxt[N_ETYPE, etype])
+                if st == S_VLAN:
+                    # 802.1Q/802.1ad tags (at most MAX_VLAN_TAGS, as the decoder).
+                    st = S_DONE
+                    if tags >= MAX_VLAN_TAGS:
+                        continue
+                    if off + P.SZ_VLAN > end:
+                        mal, fb = _first(mal, M_VLAN), 1
+                        continue
+                    if tags == 0:
+                        lo[L_VLAN, i] = off
+                    etype = _be16(buf, b + off + P.VLAN_ETYPE)
+                    off += P.SZ_VLAN
+                    tags += 1
+                    st = S_ETYPE
             elif st == S_IP:
                 st = S_DONE
                 if off >= end:
@@ -195,13 +196,11 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                     if total < hlen or off + total > end:
                         mal, fb = _first(mal, M_IP), 1
                         total = end - off
-                    if (buf[b + off + P.IP_PROTO] == IP_PROTO_UDP
-                            and _u(buf, b + off, P.IP_FRAG) == 0
-                            and _u(buf, b + off, P.IP_MF) == 0):
+                    if _u(buf, b + off, P.IP_FRAG) == 0 and _u(buf, b + off, P.IP_MF) == 0:
+                        st = int(nxt[N_IP4, buf[b + off + P.IP_PROTO]])
                         end = off + total
                         off += hlen
                         ip_kind = CRC_ROCE2_V4
-                        st = S_UDP
                 elif ver == 6:
                     if off + P.SZ_IP6 > end:
                         mal, fb = _first(mal, M_IPV6), 1
@@ -211,11 +210,10 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                     if ip_end > end:
                         mal, fb = _first(mal, M_IPV6), 1
                         ip_end = end
-                    if buf[b + off + P.IP6_NXT] == IP_PROTO_UDP:
-                        end = ip_end
-                        off += P.SZ_IP6
-                        ip_kind = CRC_ROCE2_V6
-                        st = S_UDP
+                    st = int(nxt[N_IP6, buf[b + off + P.IP6_NXT]])
+                    end = ip_end
+                    off += P.SZ_IP6
+                    ip_kind = CRC_ROCE2_V6
                 else:
                     mal, fb = _first(mal, M_IP), 1
             elif st == S_UDP:
@@ -233,8 +231,9 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                     udp_end = end
                 elif udp_end < end:
                     mal, fb = _first(mal, M_UDP), 1
-                dport = _be16(buf, b + off + P.UDP_DPORT)
-                if _in(dport, ports):
+                st = int(nxt[N_UDP, _be16(buf, b + off + P.UDP_DPORT)])
+                if st == S_ROCE2:
+                    st = S_DONE
                     off += P.SZ_UDP
                     ib = off
                     if cut or udp_end - off < P.SZ_BTH + ICRC_LEN:
@@ -244,8 +243,8 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                     kind = ip_kind
                     limit = icrc
                     st = S_BTH
-                elif _in(dport, udp_encaps):
-                    fb = 1
+                elif st != S_FALLBACK:
+                    st = S_DONE
             elif st == S_ROCE1:
                 st = S_DONE
                 ib = off
@@ -257,7 +256,7 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                     mal, fb = _first(mal, M_GRH), 1
                     continue
                 lo[L_GRH, i] = off
-                if buf[b + off + P.GRH_NXT] != NXTHDR_IBA:
+                if int(nxt[N_NXTHDR, buf[b + off + P.GRH_NXT]]) != S_BTH:
                     mal, fb = _first(mal, M_GRH), 1
                     continue
                 off += P.SZ_GRH
@@ -273,9 +272,9 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                     mal, fb = _first(mal, M_LRH), 1
                     continue
                 lo[L_LRH, i] = off
-                ib_end = off + 4 * _u(buf, b + off, P.LRH_PKTLEN)
-                lnh = _u(buf, b + off, P.LRH_LNH)
-                if lnh < 2:
+                ib_end = off + PKTLEN_UNIT * _u(buf, b + off, P.LRH_PKTLEN)
+                after = int(nxt[N_LNH, _u(buf, b + off, P.LRH_LNH)])
+                if after != S_BTH and after != S_GRH:
                     fb = 1  # raw packets: the decoder's
                     continue
                 if ib_end - off < P.SZ_LRH + P.SZ_BTH + ICRC_LEN or ib_end > end:
@@ -283,12 +282,12 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                     continue
                 off += P.SZ_LRH
                 kind = CRC_NATIVE
-                if lnh == 3:
+                if after == S_GRH:
                     if off + P.SZ_GRH > ib_end - ICRC_LEN:
                         mal, fb = _first(mal, M_GRH), 1
                         continue
                     lo[L_GRH, i] = off
-                    if buf[b + off + P.GRH_NXT] != NXTHDR_IBA:
+                    if int(nxt[N_NXTHDR, buf[b + off + P.GRH_NXT]]) != S_BTH:
                         mal, fb = _first(mal, M_GRH), 1
                         continue
                     off += P.SZ_GRH
@@ -320,8 +319,7 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                     if lay < 0:
                         break
                     if off + lsize[lay] > limit:
-                        # Codes list the extended headers after "bth", in layer order.
-                        mal, fb, fits = _first(mal, M_BTH + lay - L_BTH), 1, False
+                        mal, fb, fits = _first(mal, layer_mal[lay]), 1, False
                         break
                     lo[lay, i] = off
                     off += lsize[lay]
@@ -334,13 +332,13 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                     mal, fb = _first(mal, M_BTH), 1
                 pay_off = off
                 pay_len = max(limit - pad, off) - off
-                if (opc == UD_SEND_ONLY or opc == UD_SEND_ONLY_IMM) and pay_len > 0:
+                if op_mad[opc] and pay_len > 0:
                     fb = 1  # a payload decoder (MAD, IPoIB) may claim it: the decoder's
                     d = lo[L_DETH, i]
                     if d >= 0 and pay_len >= P.SZ_MAD:
                         qp = _be24(buf, b + bth + P.BTH_QP)
                         sq = _be24(buf, b + d + P.DETH_SRCQP)
-                        if qp == P.MAD_QP0 or qp == P.MAD_QP1 or sq == P.MAD_QP0 or sq == P.MAD_QP1:
+                        if _in(qp, mad_qps) or _in(sq, mad_qps):
                             lo[L_MAD, i] = off
             elif st == S_ERF:
                 # Anything but a plain record whose rlen and wlen agree with the bytes
@@ -352,32 +350,30 @@ def place(buf, data_off, caplen, linktype, lo, info, chain, payload, valid, lsiz
                     mal, fb = _first(mal, M_ERF), 1
                     continue
                 lo[L_ERF, i] = 0
-                if _u(buf, b, P.ERF_EXT):
-                    fb = 1  # extension headers
+                # The header ends after its extension headers (the one chain parser).
+                hend = erf_header_end(buf, b, b + end)
+                if hend < 0:
+                    mal, fb = _first(mal, M_ERF), 1  # the chain runs past the record
                     continue
+                hlen = hend - b
                 et = _u(buf, b, P.ERF_TYPE)
                 rlen = _be16(buf, b + P.ERF_RLEN)
-                want = _be16(buf, b + P.ERF_WLEN) + (P.ERF_PAD_FIELD if _in(et, P.ERF_ETH_TYPES)
-                                                   else 0)
-                if rlen < P.SZ_ERF or rlen < end or (end < P.SZ_ERF + want
-                                                   and _u(buf, b, P.ERF_TRUNC) == 0):
+                skip = int(nxt[N_ERF_SKIP, et])
+                want = _be16(buf, b + P.ERF_WLEN) + skip
+                if rlen < hlen or rlen < end or (end < hlen + want
+                                                 and _u(buf, b, P.ERF_TRUNC) == 0):
                     mal, fb = _first(mal, M_ERF), 1
-                if rlen != end or end < P.SZ_ERF + want:
+                if rlen != end or end < hlen + want:
                     fb = 1
-                end = P.SZ_ERF + min(want, end - P.SZ_ERF)
-                off = P.SZ_ERF
-                if et == ERF_TYPE_IB:
-                    st = S_IB
-                elif et == ERF_TYPE_IB_LINK:
-                    st = S_LINK
-                elif et == ERF_TYPE_ETH:
-                    if end - off < P.ERF_PAD_FIELD:
-                        mal, fb = _first(mal, M_ERF), 1
-                        continue
-                    off += P.ERF_PAD_FIELD
-                    st = S_ETH
+                end = hlen + min(want, end - hlen)
+                off = hlen
+                st = int(nxt[N_ERF, et])
+                if st == S_DONE:
+                    mal, fb = _first(mal, M_ERF), 1  # a type the decoder does not decode
+                elif end - off < skip:
+                    mal, fb, st = _first(mal, M_ERF), 1, S_DONE
                 else:
-                    mal, fb = _first(mal, M_ERF), 1
+                    off += skip
             elif st == S_LINK:
                 st = S_DONE
                 ib = off

@@ -3,10 +3,6 @@ registry layouts (`Layout.offsets()`, `Layout.size`) and the capture modules."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from ibwire.capture.erf import _ETH_TYPES
-from ibwire.constants import ETHERTYPE_VLANS, MAD_QPS
 from ibwire.headers import BTH, DETH, ERF, ETHERNET, GRH, IPV4, IPV6, LINK, LRH, UDP, VLAN
 from ibwire.headers.carriers import SLL, SLL2
 from ibwire.mad.header import MAD_HEADER
@@ -31,13 +27,10 @@ GRH_PAYLEN, GRH_NXT = _at(GRH, "paylen")[0], _at(GRH, "nxthdr")[0]
 BTH_OPC, BTH_PAD, BTH_QP = _at(BTH, "opcode")[0], _at(BTH, "padcnt"), _at(BTH, "destqp")[0]
 DETH_SRCQP = _at(DETH, "srcqp")[0]
 LINK_OP = _at(LINK, "op")
-ERF_TYPE, ERF_EXT = _at(ERF, "type"), _at(ERF, "ext_header")
+ERF_TYPE = _at(ERF, "type")
 ERF_TRUNC = _at(ERF, "trunc")
 ERF_RLEN, ERF_WLEN = _at(ERF, "rlen")[0], _at(ERF, "wlen")[0]
 SZ_ERF, SZ_ETH, SZ_VLAN, SZ_IP, SZ_IP6 = ERF.size, ETHERNET.size, VLAN.size, IPV4.size, IPV6.size
 SZ_UDP, SZ_LRH, SZ_GRH, SZ_BTH, SZ_LINK = UDP.size, LRH.size, GRH.size, BTH.size, LINK.size
 SZ_SLL, SZ_SLL2, SZ_MAD = SLL.size, SLL2.size, MAD_HEADER.size
-VLAN_TYPES = np.array(ETHERTYPE_VLANS, dtype=np.int64)
-ERF_ETH_TYPES = np.array(sorted(_ETH_TYPES), dtype=np.int64)
-MAD_QP0, MAD_QP1 = MAD_QPS
-ERF_PAD_FIELD = 2  # ERF Ethernet types: 2 bytes of offset/pad before the frame
+

@@ -31,6 +31,13 @@ from ibwire.analysis.rc_rules import (
     REASON_RNR, REASON_TIMEOUT, SYN_ACK, SYN_NAK, SYN_RNR,
 )
 
+from ibwire.headers.extended import AETH  # noqa: E402
+
+# The AETH syndrome's parts, from the layout's overlays (type, then the 5-bit value:
+# credit count, RNR timer or NAK code).
+_, _, SYN_TYPE_SHIFT, SYN_TYPE_MASK = AETH.offsets()["syndrome_type"]
+_, _, SYN_VALUE_SHIFT, SYN_VALUE_MASK = AETH.offsets()["credit_count"]
+
 T_NAK, T_RNR, T_IMPLIED = 1, 2, 4       # pending retry causes (bits of trig_kind)
 CRC_BAD = 0
 
@@ -264,7 +271,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             continue
         counts[h, K_RESPONSES] += 1
         s = np.int64(syn[i])
-        kind = (s >> 5) & 3 if s >= 0 else -1
+        kind = (s >> SYN_TYPE_SHIFT) & SYN_TYPE_MASK if s >= 0 else -1
         q = last_resp[h]
         last_resp[h] = i
         if (kind == SYN_NAK or kind == SYN_RNR) and q >= 0 and upsn[q] == u and \
@@ -303,7 +310,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         if kind == SYN_ACK:
             if c & C_ACK:
                 counts[h, K_ACKS] += 1
-                credits[i] = s & 0x1F
+                credits[i] = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
                 if f_len[h] > 0:
                     slot = f_head[h]
                     if u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
@@ -331,7 +338,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 trig_u[h] = -1        # the refused PSN is acknowledged: nothing to resend
                 trig_kind[h] = 0
         elif kind == SYN_RNR or kind == SYN_NAK:
-            code = s & 0x1F
+            code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
             if kind == SYN_RNR:
                 flags[i] |= F_RNR
                 counts[h, K_RNR] += 1

@@ -15,9 +15,22 @@ from __future__ import annotations
 
 from numba import njit
 
-from ibwire.capture.erf import ERF_HEADER_LEN, ERF_SNIFF_TYPES
+from ibwire.capture.erf import (
+    ERF_HEADER_LEN,
+    ERF_SNIFF_TYPES,
+    ERF_TYPE_MASK,
+)
+from ibwire.capture.erf_header import erf_header_end as _erf_header_end
 from ibwire.capture.pcap import RECORD_HEADER_LEN
 from ibwire.capture.pcapng import EPB, IDB, MAX_BLOCK_LEN, PB, SHB, SPB
+from ibwire.capture.record_headers import (
+    ERF_TS_FRAC_AT,
+    ERF_TS_SEC_AT,
+    PCAP_INCL_LEN_AT,
+    PCAP_ORIG_LEN_AT,
+    PCAP_TS_FRAC_AT,
+    PCAP_TS_SEC_AT,
+)
 from ibwire.constants import ERF_TYPE_PAD, LINKTYPE_ERF
 from ibwire.headers.carriers import ERF
 
@@ -26,7 +39,9 @@ NS = 1_000_000_000
 ERF_TYPE_AT = ERF.by_name["type"].offset
 ERF_RLEN_AT = ERF.offsets()["rlen"][0]
 ERF_WLEN_AT = ERF.offsets()["wlen"][0]
-ERF_EXT_LEN = 8          # one ERF extension header
+# The one parser of the ERF extension chain (ibwire.capture.erf), compiled; the
+# placement kernel calls it too.
+erf_header_end = njit(cache=True)(_erf_header_end)
 ERF_YEAR_S = 365 * 86_400  # Wireshark's plausibility window (ibwire.capture.erf)
 ERF_MAX_TYPE = max(ERF_SNIFF_TYPES)
 BLOCK_HDR = 8            # pcapng block type + total length
@@ -53,8 +68,8 @@ def rd16(buf, p, big):
 @njit(cache=True)
 def erf_ts_ns(buf, p):
     """tshark's conversion of the little-endian ERF timestamp (see erf_time)."""
-    frac = rd32(buf, p, False)
-    sec = rd32(buf, p + 4, False)
+    frac = rd32(buf, p + ERF_TS_FRAC_AT, False)
+    sec = rd32(buf, p + ERF_TS_SEC_AT, False)
     return sec * NS + ((frac * NS + (1 << 31)) >> 32)
 
 
@@ -69,18 +84,18 @@ def scan_pcap(buf, pos, end, base, big, nsec, linktype, max_len, doff, cap, wire
             return n, pos, FULL
         if pos + RECORD_HEADER_LEN > end:
             return n, pos, NEED
-        incl = rd32(buf, pos + 8, big)
+        incl = rd32(buf, pos + PCAP_INCL_LEN_AT, big)
         if incl > max_len:
             return n, pos, DAMAGE
         if pos + RECORD_HEADER_LEN + incl > end:
             return n, pos, NEED
         d = pos + RECORD_HEADER_LEN
-        t = rd32(buf, pos, big) * NS + rd32(buf, pos + 4, big) * unit
+        t = rd32(buf, pos + PCAP_TS_SEC_AT, big) * NS + rd32(buf, pos + PCAP_TS_FRAC_AT, big) * unit
         if linktype == LINKTYPE_ERF and incl >= ERF_HEADER_LEN:
             t = erf_ts_ns(buf, d)  # tshark: an ERF record's own time
         doff[n] = d
         cap[n] = incl
-        wire[n] = rd32(buf, pos + 12, big)
+        wire[n] = rd32(buf, pos + PCAP_ORIG_LEN_AT, big)
         ts[n] = t
         lt[n] = linktype
         ifc[n] = 0
@@ -100,7 +115,7 @@ def scan_erf(buf, pos, end, base, prev_sec, doff, cap, wire, ts, lt, ifc, roff, 
             return n, pos, NEED, prev_sec
         rlen = rd16(buf, pos + ERF_RLEN_AT, True)
         tbyte = int(buf[pos + ERF_TYPE_AT])
-        etype = tbyte & 0x7F
+        etype = tbyte & ERF_TYPE_MASK
         if rlen < ERF_HEADER_LEN or etype == 0:
             return n, pos, DAMAGE, prev_sec
         if pos + rlen > end:
@@ -108,20 +123,13 @@ def scan_erf(buf, pos, end, base, prev_sec, doff, cap, wire, ts, lt, ifc, roff, 
         if etype == ERF_TYPE_PAD:
             pos += rlen
             continue
-        sec = rd32(buf, pos + 4, False)
+        sec = rd32(buf, pos + ERF_TS_SEC_AT, False)
         if prev_sec >= 0 and not (-1 <= sec - prev_sec <= ERF_YEAR_S):
             return n, pos, DAMAGE, prev_sec  # the reader's look-ahead decides
-        hlen = ERF_HEADER_LEN
-        if tbyte & 0x80:
-            done = False
-            while hlen + ERF_EXT_LEN <= rlen:
-                more = buf[pos + hlen] & 0x80
-                hlen += ERF_EXT_LEN
-                if not more:
-                    done = True
-                    break
-            if not done:
-                return n, pos, DAMAGE, prev_sec
+        hend = erf_header_end(buf, pos, pos + rlen)
+        if hend < 0:
+            return n, pos, DAMAGE, prev_sec
+        hlen = hend - pos
         doff[n] = pos
         cap[n] = rlen
         wire[n] = hlen + rd16(buf, pos + ERF_WLEN_AT, True)
