@@ -23,7 +23,7 @@ class Frame:
         """The ERF capture interface (flags bits 0-1, tshark's `erf.flags.cap`) of a
         LINKTYPE_ERF record, -1 for other records. ibdump writes the port/direction
         there (flags 4 and 5: interface 0 and 1), a direction hint for analyses."""
-        from ibwire.capture.linktypes import LINKTYPE_ERF  # (linktypes imports Frame)
+        from ibwire.constants import LINKTYPE_ERF
         from ibwire.headers.carriers import ERF
         at = ERF.by_name["cap"].offset            # the flags byte; cap is its low 2 bits
         if self.linktype != LINKTYPE_ERF or len(self.data) <= at:
