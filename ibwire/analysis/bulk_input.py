@@ -86,10 +86,13 @@ def text_column(raw: np.ndarray, mask: np.ndarray, fmt: Callable[[bytes], str],
     return texts[inverse] if len(inverse) else np.zeros(0, dtype=object)
 
 
-def decoded(ch: Chunk, rows: np.ndarray) -> Iterator[tuple[int, Packet]]:
-    """(row, per-packet decode) of the chosen rows of a chunk (the rare ones)."""
+def decoded(ch: Chunk, rows: np.ndarray, packet: Callable[[int], Packet] | None = None
+            ) -> Iterator[tuple[int, Packet]]:
+    """(row, per-packet decode) of the chosen rows of a chunk (the rare ones);
+    `packet(row)` decodes instead when given (a caller's cache of decoded rows)."""
     for i in rows:
-        yield int(i), decode_row(ch.batch, int(i), None)
+        yield int(i), (decode_row(ch.batch, int(i), None) if packet is None
+                       else packet(int(i)))
 
 
 def concat(parts: list[dict[str, np.ndarray]], dtypes: dict[str, object]) -> dict[str, np.ndarray]:

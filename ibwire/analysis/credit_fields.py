@@ -45,8 +45,13 @@ for _name, (_ft, _label) in FIELDS.items():
 def credit_fields(path: str, opts: LinkOptions | None = None,
                   strict: bool = True) -> dict[str, np.ndarray]:
     """Per-frame values of every field in FIELDS for the capture at `path`."""
+    return credit_fields_of(credit_columns(path, strict), opts)
+
+
+def credit_fields_of(cols: dict[str, np.ndarray], opts: LinkOptions | None = None
+                     ) -> dict[str, np.ndarray]:
+    """`credit_fields` of columns already read (`credit_input.credit_columns`)."""
     opts = opts or LinkOptions()
-    cols = credit_columns(path, strict)
     n = int(cols["frame.number"].shape[0])
     out = {name: np.full(n, ABSENT, np.int64) for name in FIELDS}
     rep = analyze_credits(cols, Geometry(opts.tx_to_tap_ns, opts.tap_to_rx_ns,
