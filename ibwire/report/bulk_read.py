@@ -106,6 +106,7 @@ def read(path: str, options: Options, stats: list[Any], builders: Chunked, sourc
             if len(ch):
                 bar.update(int(ch.batch.roff[-1]), now=True)
     finally:
+        chunks.close()                      # a stop part-way releases the file now
         bar.close()
     got.done = True
     return got
