@@ -22,6 +22,7 @@ import numpy as np
 
 from ibwire.analysis.credit_input import TIME_COLUMN
 from ibwire.analysis.pfc import priorities
+from ibwire.analysis.text_codes import factorize, merged
 from ibwire.gen.fabric import ECN_CE
 from ibwire.headers.opcodes import OPCODES
 
@@ -30,22 +31,52 @@ NS = 1_000_000_000
 _LAST = 1 << 62            # sorts after every frame number
 
 
-def _endpoints(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    src = cols["ip.src"].astype(str)
-    dst = cols["ip.dst"].astype(str)
-    src = np.where(src != "", src, cols["ipv6.src"].astype(str))
-    dst = np.where(dst != "", dst, cols["ipv6.dst"].astype(str))
-    slid, dlid = cols["infiniband.lrh.slid"], cols["infiniband.lrh.dlid"]
-    src = np.where((src == "") & (slid >= 0), np.char.add("LID ", slid.astype(str)), src)
-    dst = np.where((dst == "") & (dlid >= 0), np.char.add("LID ", dlid.astype(str)), dst)
-    return src, dst
+def _endpoints(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(source code, destination code, labels): IP address, else IPv6 address, else
+    "LID n", else ""; equal labels have equal codes."""
+    parts = [factorize(cols[name]) for name in ("ip.src", "ip.dst", "ipv6.src", "ipv6.dst")]
+    for name in ("infiniband.lrh.slid", "infiniband.lrh.dlid"):
+        values, inverse = np.unique(cols[name].astype(np.int64), return_inverse=True)
+        parts.append((inverse.reshape(-1), [f"LID {v}" for v in values.tolist()]))
+    (ip_s, ip_d, ip6_s, ip6_d, lid_s, lid_d), labels = merged(parts)
+    empty = labels.index("") if "" in labels else -1
+    ends = []
+    for ip, ip6, lid, lids in ((ip_s, ip6_s, lid_s, cols["infiniband.lrh.slid"]),
+                               (ip_d, ip6_d, lid_d, cols["infiniband.lrh.dlid"])):
+        code = np.where(ip != empty, ip, ip6)
+        ends.append(np.where((code == empty) & (lids >= 0), lid, code))
+    return ends[0], ends[1], labels
+
+
+class _Pairs:
+    """Dense ids of (source, destination) label-code pairs, both ways round."""
+
+    def __init__(self, src: np.ndarray, dst: np.ndarray, nlabels: int) -> None:
+        self.n = max(nlabels, 1)
+        self.values = np.unique(np.concatenate([src * self.n + dst, dst * self.n + src]))
+
+    def id(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.values, a * self.n + b)
+
+
+def _first_per_group(group: np.ndarray, values: np.ndarray, ngroups: int, last: bool = False
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """(whether each group has a row, the value of its first (last) row)."""
+    has = np.zeros(ngroups, bool)
+    out = np.zeros(ngroups, np.int64)
+    if len(group):
+        g = group[::-1] if last else group
+        u, at = np.unique(g, return_index=True)
+        has[u] = True
+        out[u] = (values[::-1] if last else values)[at]
+    return has, out
 
 
 def congestion(cols: dict[str, np.ndarray], cnp_gap_ns: int | None = None) -> dict[str, Any]:
-    ts = cols[TIME_COLUMN]
-    qp = cols["infiniband.bth.destqp"]
+    ts = cols[TIME_COLUMN].astype(np.int64)
+    qp = cols["infiniband.bth.destqp"].astype(np.int64)
     op = cols["infiniband.bth.opcode"]
-    src, dst = _endpoints(cols)
+    src, dst, labels = _endpoints(cols)
     ecn = cols["ip.dsfield.ecn"].astype(np.int64)
     tclass = cols["ipv6.tclass"].astype(np.int64)
     ecn = np.where(ecn >= 0, ecn, np.where(tclass >= 0, tclass & 3, -1))
@@ -54,44 +85,62 @@ def congestion(cols: dict[str, np.ndarray], cnp_gap_ns: int | None = None) -> di
     becn = cols["infiniband.bth.becn"] == 1
     cnp = np.isin(op, CNP_OPCODES) & (qp >= 0)
     data = (qp >= 0) & ~cnp
-    notify = _notified_qps(cols, src, dst, data)
-    flows: dict[tuple[str, str, int], dict[str, Any]] = {}
-    marks: dict[tuple[str, str, int], list[tuple[int, int]]] = {}   # (A, B, notified QP)
-    cnp_rows: dict[tuple[str, str, int], list[int]] = {}
-    for i in np.flatnonzero(data | cnp).tolist():
-        key = (str(src[i]), str(dst[i]), int(qp[i]))
-        f = flows.setdefault(key, {"src": key[0], "dst": key[1], "dest_qp": key[2],
-                                   "packets": 0, "bytes": 0, "ce": 0, "fecn": 0, "becn": 0,
-                                   "cnps": 0, "first_mark_ns": None, "first_cnp_ns": None,
-                                   "last_cnp_ns": None, "delays": [], "cnp_causes": []})
-        t = int(ts[i])
-        if cnp[i]:
-            f["cnps"] += 1
-            f["first_cnp_ns"] = f["first_cnp_ns"] or t
-            f["last_cnp_ns"] = t
-            cnp_rows.setdefault(key, []).append(i)
-            continue
-        f["packets"] += 1
-        f["bytes"] += int(cols["frame.len"][i])
-        f["ce"] += int(ce[i])
-        f["fecn"] += int(fecn[i])
-        f["becn"] += int(becn[i])
-        if ce[i] or fecn[i]:
-            f["first_mark_ns"] = f["first_mark_ns"] or t
-            mark = (t, int(cols["frame.number"][i]))
-            marks.setdefault((key[0], key[1], notify.get(i, -1)), []).append(mark)
-    for key, rows in cnp_rows.items():
-        back = marks.get((key[1], key[0], key[2])) or marks.get((key[1], key[0], -1), [])
-        gap = cnp_gap_ns if cnp_gap_ns is not None else _gap_estimate(ts[rows])
-        f, prev = flows[key], None
-        for i in rows:
-            t = int(ts[i])
+    pairs = _Pairs(src[data | cnp], dst[data | cnp], len(labels))
+    notify = _notified_qps(cols, src, dst, pairs, data)
+    rows = np.flatnonzero(data | cnp)
+    pid = pairs.id(src[rows], dst[rows])
+    keys, first, fid = np.unique((pid << 32) | qp[rows], return_index=True,
+                                 return_inverse=True)
+    fid = fid.reshape(-1)
+    nf = len(keys)
+    is_cnp = cnp[rows]
+    is_data = ~is_cnp
+    t = ts[rows]
+
+    def count(mask: np.ndarray, weights: np.ndarray | None = None) -> list[int]:
+        w = None if weights is None else weights[mask]
+        return np.rint(np.bincount(fid[mask], weights=w, minlength=nf)).astype(np.int64).tolist()
+
+    packets, cnps = count(is_data), count(is_cnp)
+    nbytes = count(is_data, cols["frame.len"][rows].astype(np.float64))
+    n_ce, n_fecn, n_becn = (count(is_data & m[rows]) for m in (ce, fecn, becn))
+    mark = is_data & (ce[rows] | fecn[rows])
+    # `x = x or t` over a flow's rows: its first non-zero time, else 0 (None: no rows)
+    firsts = {}
+    for name, m in (("mark", mark), ("cnp", is_cnp)):
+        has, _ = _first_per_group(fid[m], t[m], nf)
+        nz_has, nz = _first_per_group(fid[m & (t != 0)], t[m & (t != 0)], nf)
+        firsts[name] = [int(v) if h else (0 if a else None)
+                        for a, h, v in zip(has.tolist(), nz_has.tolist(), nz.tolist())]
+    has_cnp, last_cnp = _first_per_group(fid[is_cnp], t[is_cnp], nf, last=True)
+    fr = rows[first]
+    flows = [{"src": labels[s], "dst": labels[d], "dest_qp": q, "packets": packets[f],
+              "bytes": nbytes[f], "ce": n_ce[f], "fecn": n_fecn[f], "becn": n_becn[f],
+              "cnps": cnps[f], "first_mark_ns": firsts["mark"][f],
+              "first_cnp_ns": firsts["cnp"][f],
+              "last_cnp_ns": int(last_cnp[f]) if has_cnp[f] else None,
+              "delays": [], "cnp_causes": []}
+             for f, (s, d, q) in enumerate(zip(src[fr].tolist(), dst[fr].tolist(),
+                                               qp[fr].tolist()))]
+    marks = _Marks(pid[mark], notify[rows[mark]], t[mark],
+                   cols["frame.number"][rows[mark]].astype(np.int64))
+    cp = np.flatnonzero(is_cnp)
+    cp = cp[np.argsort(fid[cp], kind="stable")]           # by flow, in capture order
+    cuts = np.flatnonzero(np.diff(fid[cp])) + 1
+    for group in np.split(cp, cuts) if len(cp) else ():
+        f, mine = int(fid[group[0]]), rows[group]
+        i0 = int(fr[f])
+        rev = int(pairs.id(dst[i0:i0 + 1], src[i0:i0 + 1])[0])
+        back = marks.get(rev, int(qp[i0])) or marks.get(rev, -1)
+        gap = cnp_gap_ns if cnp_gap_ns is not None else _gap_estimate(ts[mine])
+        fl, prev = flows[f], None
+        for i, tc in zip(mine.tolist(), ts[mine].tolist()):
             k = bisect_right(back, (-1 if prev is None else prev + gap - 1, _LAST))
-            if k < len(back) and back[k][0] <= t:
+            if k < len(back) and back[k][0] <= tc:
                 prev = back[k][0]
-                f["delays"].append(t - prev)
-                f["cnp_causes"].append([int(cols["frame.number"][i]), back[k][1]])
-    for f in flows.values():
+                fl["delays"].append(tc - prev)
+                fl["cnp_causes"].append([int(cols["frame.number"][i]), back[k][1]])
+    for f in flows:
         delays = f.pop("delays")
         if not f["cnps"]:
             del f["cnp_causes"]
@@ -100,9 +149,26 @@ def congestion(cols: dict[str, np.ndarray], cnp_gap_ns: int | None = None) -> di
         f["cnp_rate_per_s"] = round((f["cnps"] - 1) * NS / span, 3) if span > 0 else None
         f["mark_to_cnp_ns"] = delays[0] if delays else None
         f["mean_mark_to_cnp_ns"] = round(sum(delays) / len(delays), 1) if delays else None
-    return {"flows": sorted(flows.values(), key=lambda f: (f["src"], f["dst"], f["dest_qp"])),
+    return {"flows": sorted(flows, key=lambda f: (f["src"], f["dst"], f["dest_qp"])),
             "ce_marks": int(ce.sum()), "fecn": int((fecn & data).sum()),
             "becn": int((becn & data).sum()), "cnps": int(cnp.sum())}
+
+
+class _Marks:
+    """Congestion marks by (pair id, notified QP): (time, frame) in capture order."""
+
+    def __init__(self, pid: np.ndarray, notify: np.ndarray, t: np.ndarray,
+                 frame: np.ndarray) -> None:
+        key = (pid << 26) | (notify + 1)                 # QPs are 24 bits, -1: none
+        self.order = np.argsort(key, kind="stable")
+        self.keys = key[self.order]
+        self.t, self.frame = t, frame
+
+    def get(self, pid: int, notify: int) -> list[tuple[int, int]]:
+        k = (pid << 26) | (notify + 1)
+        lo, hi = np.searchsorted(self.keys, [k, k + 1])
+        at = self.order[lo:hi]
+        return list(zip(self.t[at].tolist(), self.frame[at].tolist()))
 
 
 def _gap_estimate(cnp_ts: np.ndarray) -> int:
@@ -111,28 +177,43 @@ def _gap_estimate(cnp_ts: np.ndarray) -> int:
 
 
 def _notified_qps(cols: dict[str, np.ndarray], src: np.ndarray, dst: np.ndarray,
-                  data: np.ndarray) -> dict[int, int]:
-    """Row -> the QP a CNP for this packet would go to (where it can be told)."""
-    qp, psn = cols["infiniband.bth.destqp"], cols["infiniband.bth.psn"]
-    srcqp, aeth = cols["infiniband.deth.srcqp"], cols["infiniband.aeth.syndrome"]
-    last_req: dict[tuple[str, str, int], int] = {}      # (A, B, PSN) -> QP at B
-    peer: dict[tuple[str, str, int], int] = {}          # (A, B, QP at B) -> QP at A
-    for i in np.flatnonzero(data).tolist():
-        a, b = str(src[i]), str(dst[i])
-        if aeth[i] >= 0:
-            qb = last_req.get((b, a, int(psn[i])))
-            if qb is not None:
-                peer[(b, a, qb)] = int(qp[i])
-        elif srcqp[i] < 0:
-            last_req[(a, b, int(psn[i]))] = int(qp[i])
-    out = {}
-    for i in np.flatnonzero(data).tolist():
-        if srcqp[i] >= 0:
-            out[i] = int(srcqp[i])
-        else:
-            q = peer.get((str(src[i]), str(dst[i]), int(qp[i])))
-            if q is not None:
-                out[i] = q
+                  pairs: _Pairs, data: np.ndarray) -> np.ndarray:
+    """Per row, the QP a CNP for this packet would go to (-1: cannot be told): a UD
+    packet's DETH source QP; an RC request's requester QP, learned from responses
+    (a response from A to B with PSN p answers B's latest earlier request to A with
+    PSN p, sent to QP b: then (B, A, b) -> the response's QP; the latest wins)."""
+    qp = cols["infiniband.bth.destqp"].astype(np.int64)
+    psn = cols["infiniband.bth.psn"].astype(np.int64) & 0xFFFFFF   # data rows: 24 bits
+    srcqp = cols["infiniband.deth.srcqp"].astype(np.int64)
+    aeth = cols["infiniband.aeth.syndrome"]
+    req = np.flatnonzero(data & (aeth < 0) & (srcqp < 0))
+    resp = np.flatnonzero(data & (aeth >= 0))
+    # As-of join: each response meets the latest earlier request with its key.
+    key = np.concatenate([(pairs.id(src[req], dst[req]) << 24) | psn[req],
+                          (pairs.id(dst[resp], src[resp]) << 24) | psn[resp]])
+    row = np.concatenate([req, resp])
+    order = np.lexsort((row, key))
+    is_req = np.arange(len(row))[order] < len(req)
+    last = np.maximum.accumulate(np.where(is_req, np.arange(len(order)), -1)) \
+        if len(order) else np.zeros(0, np.int64)
+    hit = ~is_req & (last >= 0)
+    hit[hit] = key[order[last[hit]]] == key[order[hit]]
+    r_rows, q_rows = row[order[hit]], row[order[last[hit]]]
+    # peer[(B, A, b)] = the response's QP, the latest response winning
+    pkey = (pairs.id(dst[r_rows], src[r_rows]) << 25) | qp[q_rows]
+    by = np.lexsort((r_rows, pkey))
+    pkey, pval = pkey[by], qp[r_rows][by]
+    end = np.ones(len(pkey), bool)
+    end[:-1] = pkey[1:] != pkey[:-1]
+    pkey, pval = pkey[end], pval[end]
+    out = np.full(len(qp), -1, np.int64)
+    rc = np.flatnonzero(data & (srcqp < 0))
+    look = (pairs.id(src[rc], dst[rc]) << 25) | qp[rc]
+    at = np.minimum(np.searchsorted(pkey, look), max(len(pkey) - 1, 0))
+    found = (pkey[at] == look) if len(pkey) else np.zeros(len(rc), bool)
+    out[rc[found]] = pval[at[found]]
+    ud = data & (srcqp >= 0)
+    out[ud] = srcqp[ud]
     return out
 
 
