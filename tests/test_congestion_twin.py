@@ -1,5 +1,5 @@
-"""The vectorised congestion analysis (`congestion.congestion`) equals its row-by-row
-reference twin (`congestion_ref.congestion_per_row`) to the last key of its document:
+"""The vectorised congestion and QoS analyses (`congestion.congestion`, `.qos`) equal
+their row-by-row reference twins (`congestion_ref`) to the last key of the document:
 on every sample, on the given RoCE captures, on simulated congested traffic (RC and
 UD, both directions, IPv4/IPv6/native) and on hand-made edge cases (times of zero,
 CNPs without marks, repeated PSNs)."""
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from conftest import PCAPS, shared_captures
 
-from ibwire.analysis.congestion import congestion
-from ibwire.analysis.congestion_ref import congestion_per_row
+from ibwire.analysis.congestion import congestion, qos
+from ibwire.analysis.congestion_ref import congestion_per_row, qos_per_row
 from ibwire.analysis.credit_input import TIME_COLUMN, credit_columns
 
 CAPTURES = sorted(PCAPS.glob("*.pcap")) + shared_captures("public", "rxe")[:12]
@@ -24,6 +24,8 @@ CAPTURES = sorted(PCAPS.glob("*.pcap")) + shared_captures("public", "rxe")[:12]
 def _same(cols: dict[str, np.ndarray]) -> None:
     for gap in (None, 0, 4_000):
         assert json.dumps(congestion(cols, gap)) == json.dumps(congestion_per_row(cols, gap))
+    for prio_map in ("auto", "pcp", "dscp", "dscp:26=3,48=6"):
+        assert json.dumps(qos(cols, prio_map)) == json.dumps(qos_per_row(cols, prio_map))
 
 
 @pytest.mark.parametrize("path", CAPTURES, ids=[p.name for p in CAPTURES])

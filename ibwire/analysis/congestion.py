@@ -222,20 +222,27 @@ def qos(cols: dict[str, np.ndarray], prio_map: str = "auto") -> dict[str, list[d
     (the Ethernet source MAC, else the capture interface of the direction)."""
     from ibwire.analysis.credits import directions
 
-    mac = cols["eth.src"].astype(str)
-    side = np.where(mac != "", mac, np.char.add("interface ", directions(cols).astype(str)))
-    nbytes = cols["frame.len"].astype(np.int64)
+    macs, texts = factorize(cols["eth.src"])
+    way = directions(cols).astype(np.int64)
+    (mac, iface), labels = merged([(macs, texts), (way, [f"interface {d}" for d in
+                                                        range(int(way.max(initial=1)) + 1)])])
+    empty = labels.index("") if "" in labels else -1
+    side = np.where(mac != empty, mac, iface)
+    rank = np.empty(len(labels), np.int64)                 # label code -> sorted position
+    rank[sorted(range(len(labels)), key=labels.__getitem__)] = np.arange(len(labels))
+    by_rank = sorted(labels)
+    nbytes = cols["frame.len"].astype(np.float64)
     out: dict[str, list[dict]] = {}
     for name, col in (("sl", cols["infiniband.lrh.sl"]), ("vl", cols["infiniband.lrh.vl"]),
                       ("p_key", cols["infiniband.bth.p_key"]),
                       ("priority", priorities(cols, prio_map))):
         col = col.astype(np.int64)
-        rows = []
-        for who in sorted(set(side.tolist())):
-            m = (side == who) & (col >= 0)
-            for v in np.unique(col[m]).tolist():
-                k = m & (col == v)
-                rows.append({"from": who, name: v, "packets": int(k.sum()),
-                             "bytes": int(nbytes[k].sum())})
-        out[name] = rows
+        ok = col >= 0
+        keys, inverse = np.unique((rank[side[ok]] << 32) | col[ok], return_inverse=True)
+        inverse = inverse.reshape(-1)
+        frames = np.bincount(inverse, minlength=len(keys)).tolist()
+        total = np.rint(np.bincount(inverse, weights=nbytes[ok], minlength=len(keys)))
+        out[name] = [{"from": by_rank[k >> 32], name: k & 0xFFFFFFFF, "packets": n,
+                      "bytes": int(b)} for k, n, b in zip(keys.tolist(), frames,
+                                                          total.tolist())]
     return out

@@ -1,6 +1,6 @@
-"""The congestion analysis row by row: the reference twin of `congestion.congestion`
-(tests compare the two on every sample and on generated congested captures). The
-rules are in `congestion`'s docstring."""
+"""The congestion and QoS analyses row by row: the reference twins of
+`congestion.congestion` and `congestion.qos` (tests compare them on every sample and
+on generated congested captures). The rules are in `congestion`'s docstring."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ibwire.analysis.congestion import _LAST, CNP_OPCODES, ECN_CE, NS, TIME_COLUMN
+from ibwire.analysis.pfc import priorities
 
 
 def _endpoints(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -116,4 +117,27 @@ def _notified_qps(cols: dict[str, np.ndarray], src: np.ndarray, dst: np.ndarray,
             q = peer.get((str(src[i]), str(dst[i]), int(qp[i])))
             if q is not None:
                 out[i] = q
+    return out
+
+
+def qos_per_row(cols: dict[str, np.ndarray], prio_map: str = "auto") -> dict[str, list[dict]]:
+    """`congestion.qos`, one mask per (direction, value)."""
+    from ibwire.analysis.credits import directions
+
+    mac = cols["eth.src"].astype(str)
+    side = np.where(mac != "", mac, np.char.add("interface ", directions(cols).astype(str)))
+    nbytes = cols["frame.len"].astype(np.int64)
+    out: dict[str, list[dict]] = {}
+    for name, col in (("sl", cols["infiniband.lrh.sl"]), ("vl", cols["infiniband.lrh.vl"]),
+                      ("p_key", cols["infiniband.bth.p_key"]),
+                      ("priority", priorities(cols, prio_map))):
+        col = col.astype(np.int64)
+        rows = []
+        for who in sorted(set(side.tolist())):
+            m = (side == who) & (col >= 0)
+            for v in np.unique(col[m]).tolist():
+                k = m & (col == v)
+                rows.append({"from": who, name: v, "packets": int(k.sum()),
+                             "bytes": int(nbytes[k].sum())})
+        out[name] = rows
     return out
