@@ -48,9 +48,10 @@ def credit_fields(path: str, opts: LinkOptions | None = None,
     return credit_fields_of(credit_columns(path, strict), opts)
 
 
-def credit_fields_of(cols: dict[str, np.ndarray], opts: LinkOptions | None = None
-                     ) -> dict[str, np.ndarray]:
-    """`credit_fields` of columns already read (`credit_input.credit_columns`)."""
+def credit_fields_of(cols: dict[str, np.ndarray], opts: LinkOptions | None = None,
+                     flows: list[dict] | None = None) -> dict[str, np.ndarray]:
+    """`credit_fields` of columns already read (`credit_input.credit_columns`);
+    `flows`: `congestion(cols)["flows"]` if the caller has it (default options)."""
     opts = opts or LinkOptions()
     n = int(cols["frame.number"].shape[0])
     out = {name: np.full(n, ABSENT, np.int64) for name in FIELDS}
@@ -78,7 +79,7 @@ def credit_fields_of(cols: dict[str, np.ndarray], opts: LinkOptions | None = Non
                    opts)
     cnp_col = out["ibwire.ecn.mark_to_cnp_ns"]
     ts = cols[TIME_COLUMN]
-    for f in congestion(cols)["flows"]:
+    for f in congestion(cols)["flows"] if flows is None else flows:
         for cnp, cause in f.get("cnp_causes", []):
             cnp_col[cnp - 1] = int(ts[cnp - 1] - ts[cause - 1])
     return out

@@ -113,6 +113,8 @@ def _add_credit_expert(cap: Capture) -> None:
     from ibwire.analysis.credits_provider import expert_rows
 
     first = cap.expert.first
-    for item, rows in expert_rows(credit_fields_of(cap.credit_cols)):
+    doc = cap.credits_doc            # its congestion flows are `credit_fields`' (defaults)
+    for item, rows in expert_rows(credit_fields_of(cap.credit_cols,
+                                                   flows=doc["congestion"]["flows"])):
         cap.expert.counts[item] += len(rows)
         first[item] = min(first.get(item, int(rows[0]) + 1), int(rows[0]) + 1)
