@@ -82,14 +82,26 @@ def read_capture(path: str, progress: bool = True, source: int = 0) -> Capture:
                 st.add(info, pkt)
     except (CaptureError, InputError) as exc:
         problem = str(exc)
-    rc_cols, cols = builders.finish()
-    res = analyze(rc_cols)
-    cap = Capture(path, summary, ops, mads, expert, res, document(res, path), cols,
-                  link_report(cols, file=path), problem,
-                  (got.mads, got.rejected) if got.done else None)
-    _add_rc_expert(cap)
-    _add_credit_expert(cap)
+    with _status(progress, f"analysing {path}"):
+        rc_cols, cols = builders.finish()
+        res = analyze(rc_cols)
+        cap = Capture(path, summary, ops, mads, expert, res, document(res, path), cols,
+                      link_report(cols, file=path), problem,
+                      (got.mads, got.rejected) if got.done else None)
+        _add_rc_expert(cap)
+        _add_credit_expert(cap)
     return cap
+
+
+def _status(progress: bool, text: str) -> Any:
+    """A spinner on a terminal's stderr while the analyses run (the read has its bar)."""
+    import contextlib
+
+    from ibwire.cli.output import _stderr_tty
+    if not progress or not _stderr_tty():
+        return contextlib.nullcontext()
+    from rich.console import Console
+    return Console(stderr=True).status(text)
 
 
 def _add_rc_expert(cap: Capture) -> None:
