@@ -153,3 +153,32 @@ def test_columns_equal_commands_after_a_bulk_read():
             for name in want:
                 assert want[name].dtype == have[name].dtype, name
                 assert np.array_equal(want[name], have[name]), name
+
+
+def test_credit_expert_rows_equal_the_providers_per_row_items():
+    """`expert_rows` gives, at once, the items `_expert` gives row by row."""
+    from collections import defaultdict
+
+    from ibwire.analysis.credit_fields import ABSENT
+    from ibwire.analysis.credits_provider import (
+        CREDITS,
+        MISSING,
+        PAUSED,
+        STALL,
+        _expert,
+        expert_rows,
+    )
+
+    rng = np.random.default_rng(3)
+    n = 400
+    fields = {MISSING: rng.choice([ABSENT, 0, 3, 9], n), CREDITS: rng.choice([ABSENT, -2, 0, 5], n),
+              STALL: rng.choice([ABSENT, 0, 100], n), PAUSED: rng.choice([ABSENT, 0, 1], n)}
+    want: dict = defaultdict(list)
+    for row in range(n):
+        v = {k: int(a[row]) for k, a in fields.items() if a[row] != ABSENT}
+        for item in _expert(v):
+            want[item].append(row)
+    got = expert_rows(fields)
+    assert {item: rows.tolist() for item, rows in got} == dict(want)
+    assert [int(rows[0]) for _, rows in got] == sorted(int(rows[0]) for _, rows in got)
+    assert len(got) == 4
