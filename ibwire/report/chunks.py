@@ -7,6 +7,7 @@ adds its chunks' columns here too (`add_parts`), and the builders carry on after
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,23 @@ import numpy as np
 from ibwire.analysis import credit_input, rc_input
 
 CHUNK = 1 << 15
+
+
+def _give_back() -> None:
+    """Return freed heap pages to the system. The parts are small arrays that glibc
+    serves from its heap and keeps when freed: without this, joining them leaves the
+    process holding the columns twice (measured: 2.7 -> 4.9 GB for 10M frames)."""
+    global _TRIM
+    if _TRIM is None:
+        try:
+            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):     # not glibc: nothing to do
+            _TRIM = False
+    if _TRIM:
+        _TRIM(0)
+
+
+_TRIM: Any = None
 
 
 class Chunked:
@@ -76,6 +94,7 @@ class Chunked:
         out = {}
         for k in list(parts[0]):           # column by column: parts freed as they go
             out[k] = np.concatenate([p.pop(k) for p in parts])
+            _give_back()
         parts.clear()
         return out
 
