@@ -33,19 +33,26 @@ _LAST = 1 << 62            # sorts after every frame number
 
 def _endpoints(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """(source code, destination code, labels): IP address, else IPv6 address, else
-    "LID n", else ""; equal labels have equal codes."""
-    parts = [factorize(cols[name]) for name in ("ip.src", "ip.dst", "ipv6.src", "ipv6.dst")]
-    for name in ("infiniband.lrh.slid", "infiniband.lrh.dlid"):
-        values, inverse = np.unique(cols[name].astype(np.int64), return_inverse=True)
-        parts.append((inverse.reshape(-1), [f"LID {v}" for v in values.tolist()]))
-    (ip_s, ip_d, ip6_s, ip6_d, lid_s, lid_d), labels = merged(parts)
-    empty = labels.index("") if "" in labels else -1
+    "LID n", else ""; equal labels have equal codes. One side at a time, each fallback
+    only for the rows still without a label (bounded temporaries on big captures)."""
+    index = {"": 0}
+
+    def shared(codes: np.ndarray, texts: list[str]) -> np.ndarray:
+        remap = np.array([index.setdefault(t, len(index)) for t in texts] or [0], np.int64)
+        return remap[codes] if len(codes) else codes
+
     ends = []
-    for ip, ip6, lid, lids in ((ip_s, ip6_s, lid_s, cols["infiniband.lrh.slid"]),
-                               (ip_d, ip6_d, lid_d, cols["infiniband.lrh.dlid"])):
-        code = np.where(ip != empty, ip, ip6)
-        ends.append(np.where((code == empty) & (lids >= 0), lid, code))
-    return ends[0], ends[1], labels
+    for ip, ip6, lid in (("ip.src", "ipv6.src", "infiniband.lrh.slid"),
+                         ("ip.dst", "ipv6.dst", "infiniband.lrh.dlid")):
+        code = shared(*factorize(cols[ip]))
+        rest = np.flatnonzero(code == 0)
+        code[rest] = shared(*factorize(cols[ip6][rest]))
+        lids = cols[lid]
+        rest = rest[(code[rest] == 0) & (lids[rest] >= 0)]
+        values, inverse = np.unique(lids[rest].astype(np.int64), return_inverse=True)
+        code[rest] = shared(inverse.reshape(-1), [f"LID {v}" for v in values.tolist()])
+        ends.append(code)
+    return ends[0], ends[1], list(index)
 
 
 class _Pairs:
@@ -73,7 +80,7 @@ def _first_per_group(group: np.ndarray, values: np.ndarray, ngroups: int, last: 
 
 
 def congestion(cols: dict[str, np.ndarray], cnp_gap_ns: int | None = None) -> dict[str, Any]:
-    ts = cols[TIME_COLUMN].astype(np.int64)
+    ts = np.asarray(cols[TIME_COLUMN], np.int64)
     qp = cols["infiniband.bth.destqp"].astype(np.int64)
     op = cols["infiniband.bth.opcode"]
     src, dst, labels = _endpoints(cols)
@@ -186,19 +193,24 @@ def _notified_qps(cols: dict[str, np.ndarray], src: np.ndarray, dst: np.ndarray,
     psn = cols["infiniband.bth.psn"].astype(np.int64) & 0xFFFFFF   # data rows: 24 bits
     srcqp = cols["infiniband.deth.srcqp"].astype(np.int64)
     aeth = cols["infiniband.aeth.syndrome"]
-    req = np.flatnonzero(data & (aeth < 0) & (srcqp < 0))
-    resp = np.flatnonzero(data & (aeth >= 0))
-    # As-of join: each response meets the latest earlier request with its key.
-    key = np.concatenate([(pairs.id(src[req], dst[req]) << 24) | psn[req],
-                          (pairs.id(dst[resp], src[resp]) << 24) | psn[resp]])
-    row = np.concatenate([req, resp])
-    order = np.lexsort((row, key))
-    is_req = np.arange(len(row))[order] < len(req)
-    last = np.maximum.accumulate(np.where(is_req, np.arange(len(order)), -1)) \
-        if len(order) else np.zeros(0, np.int64)
+    is_req = data & (aeth < 0) & (srcqp < 0)
+    row = np.flatnonzero(is_req | (data & (aeth >= 0)))       # capture order
+    is_req = is_req[row]
+    # As-of join: each response meets the latest earlier request with its key
+    # (requests keyed (A, B, PSN), responses (B, A, PSN)); a stable sort by key keeps
+    # capture order within a key.
+    a, b = np.where(is_req, src[row], dst[row]), np.where(is_req, dst[row], src[row])
+    key = (pairs.id(a, b) << 24) | psn[row]
+    del a, b
+    order = np.argsort(key, kind="stable")
+    key, row, is_req = key[order], row[order], is_req[order]
+    del order
+    last = np.maximum.accumulate(np.where(is_req, np.arange(len(row)), -1)) \
+        if len(row) else np.zeros(0, np.int64)
     hit = ~is_req & (last >= 0)
-    hit[hit] = key[order[last[hit]]] == key[order[hit]]
-    r_rows, q_rows = row[order[hit]], row[order[last[hit]]]
+    hit[hit] = key[last[hit]] == key[hit]
+    r_rows, q_rows = row[hit], row[last[hit]]
+    del key, row, is_req, last, hit
     # peer[(B, A, b)] = the response's QP, the latest response winning
     pkey = (pairs.id(dst[r_rows], src[r_rows]) << 25) | qp[q_rows]
     by = np.lexsort((r_rows, pkey))

@@ -26,7 +26,7 @@ from ibwire.cli.reader import InputError, decode_options, packets
 from ibwire.cli.stats.expert import Expert
 from ibwire.cli.stats.histograms import MadHistogram, OpcodeHistogram
 from ibwire.cli.stats.summary import Summary
-from ibwire.report.chunks import Chunked
+from ibwire.report.chunks import Chunked, give_back
 from ibwire.report.indexed import Indexed
 
 
@@ -85,11 +85,14 @@ def read_capture(path: str, progress: bool = True, source: int = 0) -> Capture:
     with _status(progress, f"analysing {path}"):
         rc_cols, cols = builders.finish()
         res = analyze(rc_cols)
+        give_back()
         cap = Capture(path, summary, ops, mads, expert, res, document(res, path), cols,
                       link_report(cols, file=path), problem,
                       (got.mads, got.rejected) if got.done else None)
+        give_back()
         _add_rc_expert(cap)
         _add_credit_expert(cap)
+        give_back()
     return cap
 
 
