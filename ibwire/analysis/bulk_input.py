@@ -79,6 +79,18 @@ def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def text_column(raw: np.ndarray, mask: np.ndarray, fmt: Callable[[bytes], str],
                 absent: str = "") -> np.ndarray:
     """Object array of texts: `fmt(bytes)` of each distinct present row, else `absent`."""
+    n, width = raw.shape
+    if not mask.any():
+        return np.full(n, absent, dtype=object)
+    if width <= 7:           # IPv4, MAC: one integer per row (0: absent), sorted fast
+        key = np.zeros(n, np.uint64)
+        for j in range(width):
+            key = (key << np.uint64(8)) | raw[:, j].astype(np.uint64)
+        key = np.where(mask, key + np.uint64(1), np.uint64(0))
+        uniq, inverse = np.unique(key, return_inverse=True)
+        texts = np.array([fmt(int(k - 1).to_bytes(width, "big")) if k else absent
+                          for k in uniq.tolist()] + [absent], dtype=object)
+        return texts[inverse.reshape(-1)]
     keys = np.concatenate([mask[:, None].astype(np.uint8), raw], axis=1)
     uniq, inverse = unique_rows(keys)
     texts = np.array([fmt(row[1:].tobytes()) if row[0] else absent for row in uniq]
@@ -86,10 +98,13 @@ def text_column(raw: np.ndarray, mask: np.ndarray, fmt: Callable[[bytes], str],
     return texts[inverse] if len(inverse) else np.zeros(0, dtype=object)
 
 
-def decoded(ch: Chunk, rows: np.ndarray) -> Iterator[tuple[int, Packet]]:
-    """(row, per-packet decode) of the chosen rows of a chunk (the rare ones)."""
+def decoded(ch: Chunk, rows: np.ndarray, packet: Callable[[int], Packet] | None = None
+            ) -> Iterator[tuple[int, Packet]]:
+    """(row, per-packet decode) of the chosen rows of a chunk (the rare ones);
+    `packet(row)` decodes instead when given (a caller's cache of decoded rows)."""
     for i in rows:
-        yield int(i), decode_row(ch.batch, int(i), None)
+        yield int(i), (decode_row(ch.batch, int(i), None) if packet is None
+                       else packet(int(i)))
 
 
 def concat(parts: list[dict[str, np.ndarray]], dtypes: dict[str, object]) -> dict[str, np.ndarray]:

@@ -16,6 +16,7 @@ problem is).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from ibwire.cli.tshark_text import format_field
 from ibwire.constants import ETHERTYPE_MAC_CONTROL
 from ibwire.crc import CrcStatus
 from ibwire.headers.extended import CREDITS
+from ibwire.packet import Packet
 
 _MACC = [name for name, _ in INT_COLUMNS if name.startswith("macc.")]
 _CREDITS = "infiniband.aeth.credits"
@@ -55,7 +57,10 @@ def _credits(ch: bi.Chunk) -> np.ndarray:
     return np.where(ack, _CREDIT_OF[syn & 0x1F], -1)
 
 
-def _chunk(ch: bi.Chunk) -> dict[str, np.ndarray]:
+def credit_part(ch: bi.Chunk, packet: Callable[[int], Packet] | None = None
+                ) -> dict[str, np.ndarray]:
+    """One chunk's rows of the columns (integers as int64); `packet(row)`: the
+    chunk's per-packet decode, if the caller keeps one."""
     part = {TIME_COLUMN: bi.ints(ch, TIME_COLUMN)}
     for name, _ in INT_COLUMNS:
         if name not in _COMPUTED:
@@ -70,7 +75,7 @@ def _chunk(ch: bi.Chunk) -> dict[str, np.ndarray]:
         odd |= bi.ints(ch, name) == ETHERTYPE_MAC_CONTROL
     for name in _MACC:
         part[name] = np.full(len(ch), -1, np.int64)
-    for i, pkt in bi.decoded(ch, np.flatnonzero(odd)):
+    for i, pkt in bi.decoded(ch, np.flatnonzero(odd), packet):
         for name in (*_MACC, *_STATUS):
             v = _value(pkt, name)
             part[name][i] = -1 if v is None or isinstance(v, (bytes, str)) else int(v)
@@ -97,7 +102,7 @@ def _bulk(path: str | os.PathLike[str], strict: bool) -> dict[str, np.ndarray]:
             # The record kernels met damage and the resynchronising reader took over;
             # these columns read a file strictly (`ibwire.read`), so read it that way.
             return credit_columns_per_packet(path, strict)
-        parts.append(_chunk(ch))
+        parts.append(credit_part(ch))
     dtypes: dict[str, object] = {TIME_COLUMN: np.int64, **dict(INT_COLUMNS)}
     dtypes.update({name: object for name in STRING_COLUMNS})
     return bi.concat(parts, dtypes)

@@ -45,8 +45,17 @@ for _name, (_ft, _label) in FIELDS.items():
 def credit_fields(path: str, opts: LinkOptions | None = None,
                   strict: bool = True) -> dict[str, np.ndarray]:
     """Per-frame values of every field in FIELDS for the capture at `path`."""
+    from ibwire.analysis.credit_input import credit_columns
+
+    return credit_fields_of(credit_columns(path, strict), opts)
+
+
+def credit_fields_of(cols: dict[str, np.ndarray], opts: LinkOptions | None = None,
+                     flows: list[dict] | None = None) -> dict[str, np.ndarray]:
+    """`credit_fields` of columns already read (`credit_input.credit_columns`);
+    `flows`: `congestion(cols)["flows"]` if the caller has it (default options)."""
     from ibwire.analysis.congestion import congestion
-    from ibwire.analysis.credit_input import TIME_COLUMN, credit_columns
+    from ibwire.analysis.credit_input import TIME_COLUMN
     from ibwire.analysis.credits import Geometry, analyze_credits
     from ibwire.analysis.link_report import DEFAULT_ROCE_GBPS, LinkOptions
     from ibwire.analysis.pfc import analyze_pfc, pause_events
@@ -54,7 +63,6 @@ def credit_fields(path: str, opts: LinkOptions | None = None,
     from ibwire.headers.carriers import pause_ns
 
     opts = opts or LinkOptions()
-    cols = credit_columns(path, strict)
     n = int(cols["frame.number"].shape[0])
     out = {name: np.full(n, ABSENT, np.int64) for name in FIELDS}
     rep = analyze_credits(cols, Geometry(opts.tx_to_tap_ns, opts.tap_to_rx_ns,
@@ -81,7 +89,7 @@ def credit_fields(path: str, opts: LinkOptions | None = None,
                    opts)
     cnp_col = out["ibwire.ecn.mark_to_cnp_ns"]
     ts = cols[TIME_COLUMN]
-    for f in congestion(cols)["flows"]:
+    for f in congestion(cols)["flows"] if flows is None else flows:
         for cnp, cause in f.get("cnp_causes", []):
             cnp_col[cnp - 1] = int(ts[cnp - 1] - ts[cause - 1])
     return out

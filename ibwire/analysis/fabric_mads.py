@@ -122,16 +122,25 @@ def read_mads(paths: Iterable[str], rejected: list[tuple[int, int, str]] | None 
 def _file_mads(path: str, source: int, rejected: list[tuple[int, int, str]] | None
                ) -> Iterator[Mad]:
     for n, pkt in enumerate(ibwire.read(path), start=1):
-        mad = mad_of(pkt, n, source)
-        if mad is None:
-            continue
-        bad = [name for name, st in (("ICRC", pkt.icrc_status), ("VCRC", pkt.vcrc_status))
-               if st == CrcStatus.BAD]
-        if bad:
-            if rejected is not None:
-                rejected.append((source, n, f"bad {'/'.join(bad)}"))
-            continue
-        yield mad
+        mad = checked_mad(pkt, n, source, rejected)
+        if mad is not None:
+            yield mad
+
+
+def checked_mad(pkt: Packet, frame: int, source: int,
+                rejected: list[tuple[int, int, str]] | None) -> Mad | None:
+    """`mad_of`, unless the packet's ICRC or VCRC is bad: then None, and the packet
+    is listed in `rejected` (see `read_mads`)."""
+    mad = mad_of(pkt, frame, source)
+    if mad is None:
+        return None
+    bad = [name for name, st in (("ICRC", pkt.icrc_status), ("VCRC", pkt.vcrc_status))
+           if st == CrcStatus.BAD]
+    if bad:
+        if rejected is not None:
+            rejected.append((source, frame, f"bad {'/'.join(bad)}"))
+        return None
+    return mad
 
 
 @dataclass

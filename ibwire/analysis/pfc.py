@@ -173,18 +173,19 @@ def _flows(cols: dict[str, np.ndarray], rep: PfcReport, prio_map: str
            ) -> dict[tuple[str, int], list[dict[str, Any]]]:
     """RoCE flows the paused port sends on each paused priority (a point-to-point link:
     the paused port is every sender other than the one that sent the pause)."""
+    out: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    if not rep.per_priority:         # nothing paused: no address column is read
+        return out
     prio = priorities(cols, prio_map)
     qp = cols["infiniband.bth.destqp"]
-    src = cols["ip.src"].astype(str)
-    src6 = cols["ipv6.src"].astype(str)
-    dst = cols["ip.dst"].astype(str)
-    dst6 = cols["ipv6.dst"].astype(str)
-    out: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for port, p in rep.per_priority:
-        m = (qp >= 0) & (prio == p) & (cols["eth.src"] != port)
+        m = np.flatnonzero((qp >= 0) & (prio == p) & (cols["eth.src"] != port))
+        # Only the rows of this port and priority as text (whole columns: GBs at 10M).
+        src, src6, dst, dst6 = (cols[name][m].astype(str) for name in
+                                ("ip.src", "ipv6.src", "ip.dst", "ipv6.dst"))
         counts: Counter[tuple[str, str, int]] = Counter()
-        for i in np.flatnonzero(m).tolist():
-            counts[(src[i] or src6[i], dst[i] or dst6[i], int(qp[i]))] += 1
+        for k, i in enumerate(m.tolist()):
+            counts[(src[k] or src6[k], dst[k] or dst6[k], int(qp[i]))] += 1
         out[(port, p)] = [{"src": a, "dst": b, "dest_qp": q, "packets": n}
                           for (a, b, q), n in sorted(counts.items())]
     return out

@@ -10,12 +10,14 @@ is formatted once, in order of first use (source before destination).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import numpy as np
 
 from ibwire.analysis import bulk_input as bi
 from ibwire.analysis.rc_input import COLUMNS, ENDPOINTS, _address, rc_columns_per_packet
 from ibwire.capture._stream import PathOrFile
+from ibwire.packet import Packet
 
 _CM = [name for name, _ in COLUMNS if name.startswith("infiniband.cm.")]
 _RENAMED = {"frame.time_ns": "ibwire.frame.time_ns", "ibwire.payload_len": "ibwire.payload.len"}
@@ -75,22 +77,28 @@ def rc_columns_bulk(path: PathOrFile, *, strict: bool = True) -> dict[str, np.nd
 
 def _bulk(path: str | os.PathLike[str], strict: bool) -> dict[str, np.ndarray]:
     labels: dict[str, int] = {}
-    parts: list[dict[str, np.ndarray]] = []
-    for ch in bi.chunks(path, FIELDS, strict):
-        part = {name: bi.ints(ch, _RENAMED.get(name, name)) for name, _ in COLUMNS
-                if name not in _COMPUTED}
-        uniq, inverse = bi.unique_rows(_endpoint_keys(ch))
-        ids = np.array([labels.setdefault(_label(k.tobytes()), len(labels)) for k in uniq]
-                       + [0], np.int64)
-        ends = ids[inverse].reshape(len(ch), 2) if len(ch) else np.zeros((0, 2), np.int64)
-        part["ibwire.src"], part["ibwire.dst"] = ends[:, 0], ends[:, 1]
-        cm = {name: np.full(len(ch), -1, np.int64) for name in _CM}
-        for i, pkt in bi.decoded(ch, np.flatnonzero(bi.ints(ch, "ibwire.offset.mad") >= 0)):
-            for name in _CM:
-                v = pkt.get(name)
-                cm[name][i] = -1 if v is None else int(v)
-        part.update(cm)
-        parts.append(part)
+    parts = [rc_part(ch, labels) for ch in bi.chunks(path, FIELDS, strict)]
     out = bi.concat(parts, dict(COLUMNS))
     out[ENDPOINTS] = np.asarray(list(labels), dtype=object)
     return out
+
+
+def rc_part(ch: bi.Chunk, labels: dict[str, int],
+            packet: Callable[[int], Packet] | None = None) -> dict[str, np.ndarray]:
+    """One chunk's rows of the columns (int64; `ENDPOINTS` is `labels`, which numbers
+    endpoint labels across chunks). `packet(row)`: the chunk's per-packet decode, if
+    the caller keeps one (else rows are decoded here)."""
+    part = {name: bi.ints(ch, _RENAMED.get(name, name)) for name, _ in COLUMNS
+            if name not in _COMPUTED}
+    uniq, inverse = bi.unique_rows(_endpoint_keys(ch))
+    ids = np.array([labels.setdefault(_label(k.tobytes()), len(labels)) for k in uniq]
+                   + [0], np.int64)
+    ends = ids[inverse].reshape(len(ch), 2) if len(ch) else np.zeros((0, 2), np.int64)
+    part["ibwire.src"], part["ibwire.dst"] = ends[:, 0], ends[:, 1]
+    cm = {name: np.full(len(ch), -1, np.int64) for name in _CM}
+    for i, pkt in bi.decoded(ch, np.flatnonzero(bi.ints(ch, "ibwire.offset.mad") >= 0), packet):
+        for name in _CM:
+            v = pkt.get(name)
+            cm[name][i] = -1 if v is None else int(v)
+    part.update(cm)
+    return part

@@ -84,11 +84,12 @@ class Progress:
         self._task: Any = None
         self._tick = 0
 
-    def update(self, offset: int) -> None:
+    def update(self, offset: int, now: bool = False) -> None:
+        """`offset` bytes read; the bar redraws every 64 calls, or `now` (a chunk)."""
         if not self.enabled:
             return
         self._tick += 1
-        if self._tick & 63:
+        if self._tick & 63 and not now:
             return
         if self._bar is None:
             if time.monotonic() - self.start < self.DELAY:

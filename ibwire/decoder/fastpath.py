@@ -12,8 +12,8 @@ are the general decoder's own functions.
 
 from __future__ import annotations
 
-from ibwire.constants import ICRC_LEN, IHL_UNIT
-from ibwire.decoder.transport import PKTLEN_UNIT, _icrc, _set_payload, _vcrc
+from ibwire.constants import ICRC_LEN, IHL_UNIT, PKTLEN_UNIT
+from ibwire.decoder.transport import _icrc, _set_payload, _vcrc
 from ibwire.graph import GRAPH
 from ibwire.headers.bth import BTH
 from ibwire.headers.carriers import ETHERNET, IPV4, IPV6, UDP

@@ -20,9 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ibwire.constants import ICRC_LEN, VCRC_LEN
+from ibwire.constants import ICRC_LEN, PKTLEN_UNIT, VCRC_LEN
 from ibwire.decoder.carriers import MAX_VLAN_TAGS
-from ibwire.decoder.transport import PKTLEN_UNIT
 from ibwire.engines import positions as P
 from ibwire.engines.scan_kernels import erf_header_end
 from ibwire.engines.tables import (

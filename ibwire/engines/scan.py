@@ -294,9 +294,14 @@ def _reader_batches(path: str, skip: int, chunk: int) -> Iterator[Batch]:
                     yield _pack(parts, rows, first)
                     first += len(rows)
                     parts, rows = [], []
-    finally:  # the frames before an error are delivered, then the error
+    except GeneratorExit:     # the consumer stopped: nothing more to deliver
+        raise
+    except BaseException:     # the frames before an error are delivered, then the error
         if rows:
             yield _pack(parts, rows, first)
+        raise
+    if rows:
+        yield _pack(parts, rows, first)
 
 
 def clamp_ns(ts_ns: int) -> int:

@@ -10,9 +10,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ibwire.analysis.congestion import CNP_OPCODES, ECN_CE
+from ibwire.analysis.congestion import CNP_OPCODES
 from ibwire.analysis.credit_input import TIME_COLUMN
 from ibwire.analysis.link_report import LinkOptions, timeline
+from ibwire.constants import ECN_CE
 from ibwire.report.findings import fmt_ns
 from ibwire.report.sample import ms, pick, spans, time_bins
 

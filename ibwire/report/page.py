@@ -87,12 +87,17 @@ def render(caps: list[Capture], fab: dict[str, Any] | None,
 def build_report(paths: list[str], out: str, progress: bool = False) -> dict[str, Any]:
     """Analyse `paths` and write the report to `out`; returns what was found (for the
     command line: findings, errors)."""
-    caps = [read_capture(p, progress=progress) for p in paths]
+    caps = [read_capture(p, progress=progress, source=i) for i, p in enumerate(paths)]
     fab = None
     if any(c.has_mads for c in caps):
-        from ibwire.analysis.fabric import build_fabric
+        from ibwire.analysis.fabric import build_fabric, fabric_of
         from ibwire.analysis.fabric_json import fabric_dict
-        fab = fabric_dict(build_fabric(paths))
+        read = [c.fabric_mads for c in caps]
+        if all(r is not None for r in read):     # every MAD came with the bulk read
+            fab = fabric_dict(fabric_of([m for r in read for m in r[0]],   # type: ignore[index]
+                                        [x for r in read for x in r[1]], []))  # type: ignore[index]
+        else:
+            fab = fabric_dict(build_fabric(paths))
     bar = _Stages(progress, len(caps) + 1)
     try:
         text = render(caps, fab, bar.step)
