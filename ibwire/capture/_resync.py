@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from ibwire.capture._stream import Source
+from ibwire.capture._stream import Damage, Source  # noqa: F401 - Damage lives here too
 from ibwire.capture.frame import Skipped
 
 RESYNC_WINDOW = 1 << 20  # the resynchronisation point and its successor lie within this
@@ -39,18 +39,6 @@ DAY = 86_400
 Candidates = Callable[[bytes, int, int], Iterable[int]]
 # check(buf, pos, end, ref, first) -> (length or 0 or NEED, ref for the next record)
 Check = Callable[[bytes, int, int, object, bool], tuple[int, object]]
-
-
-class Damage(Exception):  # noqa: N818 - not an error the caller sees
-    """A record whose framing is broken; ``data`` is what was read since it started.
-
-    ``whole``: the record was read to its verified end (only its content is bad),
-    so it can be skipped without a scan.
-    """
-
-    def __init__(self, reason: str, data: bytes = b"", whole: bool = False) -> None:
-        super().__init__(reason)
-        self.reason, self.data, self.whole = reason, data, whole
 
 
 def recover(src: Source, damage: Damage, skipped: list[Skipped] | None,

@@ -19,7 +19,7 @@ import os
 import zlib
 from typing import IO, BinaryIO, Union
 
-from ibwire.capture.frame import CaptureError
+from ibwire.capture.frame import CaptureError, Frame, Skipped
 
 PathOrFile = Union[str, "os.PathLike[str]", IO[bytes]]
 CHUNK = 1 << 16  # largest single read from the underlying stream
@@ -33,6 +33,18 @@ def source_name(obj: object) -> str:
     if isinstance(name, (str, os.PathLike)) and os.fspath(name):
         return os.fspath(name)
     return "<stream>"
+
+
+class Damage(Exception):  # noqa: N818 - not an error the caller sees
+    """A record whose framing is broken; ``data`` is what was read since it started.
+
+    ``whole``: the record was read to its verified end (only its content is bad),
+    so it can be skipped without a scan.
+    """
+
+    def __init__(self, reason: str, data: bytes = b"", whole: bool = False) -> None:
+        super().__init__(reason)
+        self.reason, self.data, self.whole = reason, data, whole
 
 
 class Source:
@@ -51,6 +63,20 @@ class Source:
 
     def begin_record(self) -> None:
         self.record_offset = self.pos
+
+    def read_header(self, n: int, what: str) -> bytes | None:
+        """A record's n-byte header: None where the stream ends before it, `Damage`
+        where it ends inside it."""
+        head = self.read(n)
+        if head and len(head) < n:
+            raise Damage(f"truncated {what}: {len(head)} of {n} bytes", head)
+        return head or None
+
+    def frame(self, ts_ns: int, linktype: int, data: bytes, wire_len: int,
+              interface: int = 0) -> Frame:
+        """The Frame of the record being read (its index and offset are the source's)."""
+        return Frame(self.records, ts_ns, linktype, data, wire_len, interface,
+                     self.record_offset)
 
     def error(self, reason: str, *, offset: int | None = None) -> CaptureError:
         return CaptureError(
@@ -206,3 +232,18 @@ class Writer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Reader:
+    """What every capture reader shares: its `Source`, whether damage is stepped over
+    (`resync`), the regions it stepped over (`skipped`), and closing what it opened."""
+
+    def __init__(self, fileobj_or_path: PathOrFile | Source, name: str | None = None, *,
+                 resync: bool = True) -> None:
+        self._src, self._owned = open_source(fileobj_or_path, name)
+        self.resync = resync
+        self.skipped: list[Skipped] = []  # damaged regions stepped over
+
+    def close(self) -> None:
+        if self._owned is not None:
+            self._owned.close()

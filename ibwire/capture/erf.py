@@ -26,7 +26,7 @@ from ibwire.capture._resync import (
     regex_candidates,
     seconds_high,
 )
-from ibwire.capture._stream import PathOrFile, Source, Writer, open_source
+from ibwire.capture._stream import PathOrFile, Reader, Source, Writer
 from ibwire.capture.erf_header import (  # noqa: F401 - the ERF API lives here too
     ERF_EXT_FLAG,
     ERF_EXT_LEN,
@@ -50,7 +50,7 @@ from ibwire.capture.erf_header import (
     ERF_WLEN_AT as _WLEN_AT,
 )
 from ibwire.capture.erf_time import erf_ts_to_ns
-from ibwire.capture.frame import Frame, Skipped
+from ibwire.capture.frame import Frame
 from ibwire.capture.record_headers import ERF_HEADER_LEN, erf_header
 from ibwire.constants import (
     ERF_TYPE_IB,
@@ -223,7 +223,7 @@ def looks_like_erf(head: bytes) -> bool:
     )
 
 
-class ErfReader:
+class ErfReader(Reader):
     """Streaming reader for native ERF files; yields LINKTYPE_ERF Frames.
 
     ``Frame.data`` is the whole record (header, extension headers, payload, padding),
@@ -238,12 +238,6 @@ class ErfReader:
     """
 
     format = "erf"
-
-    def __init__(self, fileobj_or_path: PathOrFile | Source, name: str | None = None, *,
-                 resync: bool = True) -> None:
-        self._src, self._owned = open_source(fileobj_or_path, name)
-        self.resync = resync
-        self.skipped: list[Skipped] = []  # damaged regions stepped over
 
     def __iter__(self) -> Iterator[Frame]:
         src = self._src
@@ -263,26 +257,16 @@ class ErfReader:
                     continue
                 prev = int.from_bytes(record[:_TS_LEN], "little")
                 parsed = parse_erf_record(record, strict=True)
-                yield Frame(
-                    index=src.records,
-                    ts_ns=parsed.ts_ns,
-                    linktype=LINKTYPE_ERF,
-                    data=record,
-                    wire_len=parsed.header_len + parsed.wlen,
-                    offset=src.record_offset,
-                )
+                yield src.frame(parsed.ts_ns, LINKTYPE_ERF, record,
+                                parsed.header_len + parsed.wlen)
                 src.records += 1
         finally:
             self.close()
 
     def _record_at(self, src: Source, prev: int | None) -> bytes | None:
-        head = src.read(ERF_HEADER_LEN)
-        if not head:
+        head = src.read_header(ERF_HEADER_LEN, "ERF record header")
+        if head is None:
             return None
-        if len(head) < ERF_HEADER_LEN:
-            raise Damage(
-                f"truncated ERF record header: {len(head)} of {ERF_HEADER_LEN} bytes", head
-            )
         rlen = _rlen(head)
         if rlen < ERF_HEADER_LEN:
             raise Damage(f"ERF rlen {rlen} is shorter than the {ERF_HEADER_LEN}-byte header",
@@ -317,10 +301,6 @@ class ErfReader:
         head = buf[at:at + ERF_HEADER_LEN]
         return (_rlen(head) >= ERF_HEADER_LEN and erf_type_of(head) in ERF_SNIFF_TYPES
                 and _follows(ts, int.from_bytes(head[:_TS_LEN], "little")))
-
-    def close(self) -> None:
-        if self._owned is not None:
-            self._owned.close()
 
 
 def _follows(prev: int, ts: int) -> bool:

@@ -37,9 +37,9 @@ from ibwire.capture._resync import (
     regex_candidates,
     seconds_high,
 )
-from ibwire.capture._stream import PathOrFile, Source, Writer, open_source
+from ibwire.capture._stream import PathOrFile, Reader, Source, Writer
 from ibwire.capture.erf import erf_frame_ts_ns
-from ibwire.capture.frame import CaptureError, Frame, Skipped
+from ibwire.capture.frame import CaptureError, Frame
 from ibwire.capture.record_headers import PCAP_RECORD_HEADER_LEN, pcap_record_header
 from ibwire.constants import LINKTYPE_ERF
 
@@ -63,16 +63,14 @@ MAX_RECORD_LEN = 1 << 26
 _NS = 10**9
 
 
-class PcapReader:
+class PcapReader(Reader):
     """Streaming pcap reader: iterate to get Frames, one record in memory at a time."""
 
     format = "pcap"
 
     def __init__(self, fileobj_or_path: PathOrFile | Source, name: str | None = None, *,
                  resync: bool = True) -> None:
-        self._src, self._owned = open_source(fileobj_or_path, name)
-        self.resync = resync
-        self.skipped: list[Skipped] = []  # damaged regions stepped over
+        super().__init__(fileobj_or_path, name, resync=resync)
         try:
             self._read_file_header()
         except BaseException:
@@ -138,26 +136,15 @@ class PcapReader:
                 ts_ns = sec * _NS + frac * unit
                 if is_erf:
                     ts_ns = erf_frame_ts_ns(data, ts_ns)
-                yield Frame(
-                    index=src.records,
-                    ts_ns=ts_ns,
-                    linktype=self.linktype,
-                    data=data,
-                    wire_len=orig_len,
-                    offset=src.record_offset,
-                )
+                yield src.frame(ts_ns, self.linktype, data, orig_len)
                 src.records += 1
         finally:
             self.close()
 
     def _record_at(self, src: Source) -> tuple[tuple[int, ...], bytes] | None:
-        head = src.read(RECORD_HEADER_LEN)
-        if not head:
+        head = src.read_header(RECORD_HEADER_LEN, "record header")
+        if head is None:
             return None
-        if len(head) < RECORD_HEADER_LEN:
-            raise Damage(
-                f"truncated record header: {len(head)} of {RECORD_HEADER_LEN} bytes", head
-            )
         fields = self._record.unpack(head)
         incl_len = fields[2]
         if incl_len > self._max_len:
@@ -190,10 +177,6 @@ class PcapReader:
               and frac < (_NS if self.nanosecond else 10**6)
               and near(prev if isinstance(prev, int) else None, sec))
         return (RECORD_HEADER_LEN + incl if ok else 0), sec
-
-    def close(self) -> None:
-        if self._owned is not None:
-            self._owned.close()
 
 
 class PcapWriter(Writer):

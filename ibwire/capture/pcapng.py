@@ -43,8 +43,8 @@ from ibwire.capture._resync import (
     recover,
     regex_candidates,
 )
-from ibwire.capture._stream import PathOrFile, Source, open_source
-from ibwire.capture.frame import CaptureError, Frame, Skipped
+from ibwire.capture._stream import PathOrFile, Reader, Source
+from ibwire.capture.frame import CaptureError, Frame
 
 SHB = 0x0A0D0D0A
 IDB = 0x00000001
@@ -107,16 +107,14 @@ def _options(body: bytes, start: int, e: str) -> Iterator[tuple[int, bytes]]:
         pos += (length + 3) & ~3
 
 
-class PcapngReader:
+class PcapngReader(Reader):
     """Streaming pcapng reader: iterate to get Frames, one block in memory at a time."""
 
     format = "pcapng"
 
     def __init__(self, fileobj_or_path: PathOrFile | Source, name: str | None = None, *,
                  resync: bool = True) -> None:
-        self._src, self._owned = open_source(fileobj_or_path, name)
-        self.resync = resync
-        self.skipped: list[Skipped] = []  # damaged regions stepped over
+        super().__init__(fileobj_or_path, name, resync=resync)
         self.interfaces: list[Interface] = []  # every IDB in the file, all sections
         self._section: list[Interface] = []  # the current section's interfaces
         self._e = "<"
@@ -138,12 +136,10 @@ class PcapngReader:
         try:
             while True:
                 src.begin_record()
-                head = src.read(8)
-                if not head:
-                    return
                 try:
-                    if len(head) < 8:
-                        raise Damage(f"truncated block header: {len(head)} of 8 bytes", head)
+                    head = src.read_header(8, "block header")
+                    if head is None:
+                        return
                     frame = self._block(head)
                 except Damage as damage:
                     recover(src, damage, self.skipped if self.resync else None,
@@ -257,15 +253,7 @@ class PcapngReader:
         return self._frame(iface, 0, body[4:4 + cap_len], orig_len)
 
     def _frame(self, iface: Interface, ts_ns: int, data: bytes, orig_len: int) -> Frame:
-        return Frame(
-            index=self._src.records,
-            ts_ns=ts_ns,
-            linktype=iface.linktype,
-            data=data,
-            wire_len=orig_len,
-            interface=iface.id,
-            offset=self._src.record_offset,
-        )
+        return self._src.frame(ts_ns, iface.linktype, data, orig_len, iface.id)
 
     def _check(self, buf: bytes, pos: int, end: int, e: object,
                first: bool) -> tuple[int, object]:
@@ -284,10 +272,6 @@ class PcapngReader:
             return NEED, e
         return (total if struct.unpack_from(f"{e}I", buf, pos + total - 4)[0] == total
                 else 0), e
-
-    def close(self) -> None:
-        if self._owned is not None:
-            self._owned.close()
 
 
 def _length_problem(btype: int, total: int) -> str | None:

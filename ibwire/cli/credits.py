@@ -12,7 +12,7 @@ from ibwire.analysis.credit_input import credit_columns
 from ibwire.analysis.link_report import LinkOptions, link_report
 from ibwire.analysis.pfc import parse_prio_map
 from ibwire.capture.frame import CaptureError
-from ibwire.cli.output import Output, error
+from ibwire.cli.output import Output, duration, failed
 
 USAGE = "ibwire credits [options] FILE"
 
@@ -52,12 +52,7 @@ def _prio_map(text: str) -> str:
 
 
 def _t(ns: int | float | None) -> str:
-    if ns is None:
-        return "-"
-    for unit, div in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
-        if abs(ns) >= div:
-            return f"{ns / div:.3f} {unit}"
-    return f"{ns} ns"
+    return duration(ns, ".3f", "us", "")
 
 
 def _table(out: Output, head: list[str], rows: list[list[Any]]) -> None:
@@ -186,8 +181,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     try:
         cols = credit_columns(args.file)
     except (CaptureError, OSError) as exc:
-        error(f"{args.file}: {exc}")
-        return 1
+        return failed(f"{args.file}: {exc}")
     doc = link_report(cols, opts, file=args.file)
     if args.format == "json":
         out.line(json.dumps(doc, indent=1))

@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import Any
 
-from ibwire.cli.output import Output, error
+from ibwire.cli.output import Output, error, failed
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -42,7 +42,6 @@ def run(args: argparse.Namespace, out: Output) -> int:
             manifest = export(args.files, args.parquet, bucket_ns=int(args.bucket_ms * 1e6),
                               analysis=not args.no_analysis, client=c, chunk=args.chunk)
     except (CaptureError, OSError) as exc:
-        error(str(exc))
-        return 1
+        return failed(str(exc))
     out.write(json.dumps(manifest, indent=1) + "\n")
     return 0

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from ibwire.cli.fields_out import UsageError
-from ibwire.cli.output import Output, error, silence_stdout
+from ibwire.cli.output import Output, error, failed, silence_stdout
 
 DECODE_AS = re.compile(r"udp\.port(==|=)(\d+)(?:-(\d+))?,(\S+)\Z")
 
@@ -264,8 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Files the CLI opens itself (-w OUT, ...); capture reading errors are
         # CaptureErrors, handled where the packets are printed.
         where = f"{exc.filename}: " if exc.filename else ""
-        error(f"{where}{exc.strerror or exc}")
-        return 1
+        return failed(f"{where}{exc.strerror or exc}")
     except KeyboardInterrupt:
         return 130
 

@@ -131,3 +131,20 @@ def error(message: str) -> None:
     """One-line error on stderr, `ibwire: ...` like tshark's `tshark: ...`."""
     sys.stderr.write(f"ibwire: {message}\n")
     sys.stderr.flush()
+
+
+def failed(message: str) -> int:
+    """`error(message)`, then the exit status of a command that failed (1)."""
+    error(message)
+    return 1
+
+
+def duration(ns: float | None, spec: str = ".3g", micro: str = "µs", small: str = ".0f") -> str:
+    """`ns` in the largest of s, ms and `micro` it reaches (the number formatted by
+    `spec`), else in ns (by `small`); None is "-"."""
+    if ns is None:
+        return "-"
+    for unit, div in (("s", 1e9), ("ms", 1e6), (micro, 1e3)):
+        if abs(ns) >= div:
+            return f"{ns / div:{spec}} {unit}"
+    return f"{ns:{small}} ns"

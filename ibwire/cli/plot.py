@@ -15,7 +15,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from ibwire.cli.output import Output, error
+from ibwire.cli.output import Output, error, failed
 
 _EXTERNAL = {"credits": ("ibwire.plots.credits", "plot_credits"),
              "counters": ("ibwire.plots.counters", "plot_counters")}
@@ -63,11 +63,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
             res = analyze(rc_columns(args.file))
             paths = plot_qp(res, args.qp, base, fmts)
         except CaptureError as exc:
-            error(str(exc))
-            return 1
+            return failed(str(exc))
         except ValueError as exc:
-            error(f"plot: {exc}")
-            return 1
+            return failed(f"plot: {exc}")
     for path in paths:
         out.line(path)
     return 0

@@ -11,7 +11,7 @@ import argparse
 import json
 from typing import Any
 
-from ibwire.cli.output import Output, error
+from ibwire.cli.output import Output, error, failed
 
 TABLE = (
     # (heading, width, value from a connection entry)
@@ -80,8 +80,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     try:
         res = analyze(rc_columns(args.file))
     except CaptureError as exc:
-        error(str(exc))
-        return 1
+        return failed(str(exc))
     doc = document(res, str(args.file))
     if args.w:
         n = annotate(args.file, args.w, res)

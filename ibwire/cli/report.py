@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ibwire.cli.output import Output, error
+from ibwire.cli.output import Output, error, failed
 
 USAGE = "ibwire report FILE... [-o report.html]"
 
@@ -31,8 +31,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     try:
         res = build_report(list(args.files), args.output, progress=args.progress)
     except OSError as exc:
-        error(f"{args.output}: {exc.strerror or exc}")
-        return 1
+        return failed(f"{args.output}: {exc.strerror or exc}")
     out.line(f"{args.output}: {len(res['findings'])} findings, {res['bytes']} bytes")
     for f in res["findings"][:5]:
         out.line(f"  {f.text}")

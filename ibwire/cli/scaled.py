@@ -7,7 +7,7 @@ import argparse
 import json
 from functools import partial
 
-from ibwire.cli.output import Output, error
+from ibwire.cli.output import Output, error, failed
 from ibwire.scale import runner
 
 
@@ -31,8 +31,7 @@ def rc(args: argparse.Namespace, out: Output) -> int:
         with runner.client(args.jobs, args.scheduler) as c:
             doc = runner.rc_document(_paths(args), c, args.chunk)
     except (CaptureError, OSError) as exc:
-        error(str(exc))
-        return 1
+        return failed(str(exc))
     if args.fmt == "json":
         out.write(json.dumps(doc, indent=1) + "\n")
         return 0

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ibwire.capture.frame import CaptureError
-from ibwire.cli.output import Output, error
+from ibwire.cli.output import Output, failed
 from ibwire.crc import CrcStatus
 
 CHECKS = (("ICRC", "infiniband.invariant.crc.status"),
@@ -71,11 +71,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
     try:
         result = verify(args.file, ports, max(args.chunk, 1))
     except CaptureError as exc:
-        error(str(exc))
-        return 1
+        return failed(str(exc))
     except OSError as exc:
-        error(f"{args.file}: {exc.strerror or exc}")
-        return 1
+        return failed(f"{args.file}: {exc.strerror or exc}")
     any_bad = any(result["bad"].values())
     if args.json:
         out.line(json.dumps({"file": args.file, **result, "ok": not any_bad}))

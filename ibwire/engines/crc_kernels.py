@@ -76,6 +76,15 @@ def _slice16(c, t, b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b
             ^ t[0, b15])
 
 
+@njit(cache=True, inline="always")
+def _bytewise(buf, p, e, c, t):
+    """Finish a reflected CRC register over buf[p:e] a byte at a time (table row 0)."""
+    while p < e:
+        c = t[0, (c ^ buf[p]) & 0xFF] ^ (c >> 8)
+        p += 1
+    return c
+
+
 @njit(cache=True)
 def crc32_run(buf, p, e, c, t):
     """Continue a reflected CRC-32 register `c` over buf[p:e] (slicing-by-16)."""
@@ -85,10 +94,7 @@ def crc32_run(buf, p, e, c, t):
                      buf[p + 10], buf[p + 11], buf[p + 12], buf[p + 13], buf[p + 14],
                      buf[p + 15])
         p += 16
-    while p < e:
-        c = t[0, (c ^ buf[p]) & 0xFF] ^ (c >> 8)
-        p += 1
-    return c
+    return _bytewise(buf, p, e, c, t)
 
 
 @njit(cache=True)
@@ -120,10 +126,7 @@ def crc16_run(buf, p, e, c, t):
         c = (t[7, c & 0xFF] ^ t[6, c >> 8] ^ t[5, buf[p + 2]] ^ t[4, buf[p + 3]]
                 ^ t[3, buf[p + 4]] ^ t[2, buf[p + 5]] ^ t[1, buf[p + 6]] ^ t[0, buf[p + 7]])
         p += 8
-    while p < e:
-        c = t[0, (c ^ buf[p]) & 0xFF] ^ (c >> 8)
-        p += 1
-    return c
+    return _bytewise(buf, p, e, c, t)
 
 
 @njit(cache=True)

@@ -108,6 +108,23 @@ def _in(x, arr):
 
 
 @njit(cache=True, inline="always")
+def _fit(lo, i, lay, off, end, lsize, layer_mal):
+    """Place layer row `lay` of frame i at `off` if its bytes end by `end`: 0, else the
+    layer's truncation code (nothing placed)."""
+    if off + lsize[lay] > end:
+        return layer_mal[lay]
+    lo[lay, i] = off
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _grh_bth(lo, i, buf, b, off, nxt):
+    """Place a GRH at `off`: 0 if its NxtHdr leads to the BTH, else its malformed code."""
+    lo[L_GRH, i] = off
+    return 0 if int(nxt[N_NXTHDR, buf[b + off + P.GRH_NXT]]) == S_BTH else M_GRH
+
+
+@njit(cache=True, inline="always")
 def _first(mal, code):
     """The malformed code keeps the first problem's layer."""
     return code if mal == 0 else mal
@@ -133,64 +150,54 @@ def place(buf, data_off, caplen, linktype, lo, info, nxt, chain, payload, valid,
         tags = 0
         mal = 0
         fb = 0
+        bad = 0   # the problem that stops the walk (`_fit`'s code)
         pend = 0  # a VCRC problem: the decoder finds it after the transport headers
         pay_off, pay_len, ib, kind, icrc, vcrc, lp = -1, 0, -1, 0, -1, -1, -1
         st = int(nxt[N_LINKTYPE, lt]) if 0 <= lt < nxt.shape[1] else S_FALLBACK
         while st != S_DONE:
-            if st == S_FALLBACK:
-                # A node the decoder has a step for and the kernel does not model.
-                st, fb = S_DONE, 1
-            elif st == S_ETH:
-                st = S_DONE
-                if off + P.SZ_ETH > end:
-                    mal, fb = _first(mal, M_ETH), 1
+            cur, st = st, S_DONE  # each state names the next one, or the walk ends
+            if cur == S_FALLBACK:
+                fb = 1  # a node the decoder has a step for and the kernel does not model
+            elif cur == S_ETH:
+                bad = _fit(lo, i, L_ETH, off, end, lsize, layer_mal)
+                if bad:
                     continue
-                lo[L_ETH, i] = off
                 etype = _be16(buf, b + off + P.ETH_TYPE)
                 off += P.SZ_ETH
                 st = S_ETYPE
-            elif st == S_SLL or st == S_SLL2:
-                size = P.SZ_SLL if st == S_SLL else P.SZ_SLL2
-                code = M_SLL if st == S_SLL else M_SLL2
-                st = S_DONE
-                if end < size:
-                    mal, fb = _first(mal, code), 1
+            elif cur == S_SLL or cur == S_SLL2:
+                lay = L_SLL if cur == S_SLL else L_SLL2
+                bad = _fit(lo, i, lay, 0, end, lsize, layer_mal)
+                if bad:
                     continue
-                lo[L_SLL if size == P.SZ_SLL else L_SLL2, i] = 0
-                etype = _be16(buf, b + (P.SLL_ETYPE if size == P.SZ_SLL else P.SLL2_ETYPE))
-                off = size
+                etype = _be16(buf, b + (P.SLL_ETYPE if cur == S_SLL else P.SLL2_ETYPE))
+                off = lsize[lay]
                 st = S_ETYPE
-            elif st == S_ETYPE:
+            elif cur == S_ETYPE:
                 st = int(nxt[N_ETYPE, etype])
-                if st == S_VLAN:
-                    # 802.1Q/802.1ad tags (at most MAX_VLAN_TAGS, as the decoder).
-                    st = S_DONE
-                    if tags >= MAX_VLAN_TAGS:
-                        continue
-                    if off + P.SZ_VLAN > end:
-                        mal, fb = _first(mal, M_VLAN), 1
-                        continue
-                    if tags == 0:
-                        lo[L_VLAN, i] = off
-                    etype = _be16(buf, b + off + P.VLAN_ETYPE)
-                    off += P.SZ_VLAN
-                    tags += 1
-                    st = S_ETYPE
-            elif st == S_IP:
-                st = S_DONE
-                if off >= end:
-                    mal, fb = _first(mal, M_IP), 1
+            elif cur == S_VLAN:
+                # 802.1Q/802.1ad tags (at most MAX_VLAN_TAGS, as the decoder).
+                if tags >= MAX_VLAN_TAGS:
                     continue
-                ver = _u(buf, b + off, P.IP_VER)
+                if off + P.SZ_VLAN > end:
+                    bad = M_VLAN
+                    continue
+                if tags == 0:
+                    lo[L_VLAN, i] = off
+                etype = _be16(buf, b + off + P.VLAN_ETYPE)
+                off += P.SZ_VLAN
+                tags += 1
+                st = S_ETYPE
+            elif cur == S_IP:
+                ver = _u(buf, b + off, P.IP_VER) if off < end else 0
                 if ver == 4:
-                    if off + P.SZ_IP > end:
-                        mal, fb = _first(mal, M_IP), 1
+                    bad = _fit(lo, i, L_IP, off, end, lsize, layer_mal)
+                    if bad:
                         continue
-                    lo[L_IP, i] = off
                     hlen = 4 * _u(buf, b + off, P.IP_IHL)
                     total = _be16(buf, b + off + P.IP_LEN)
                     if hlen < P.SZ_IP or off + hlen > end:
-                        mal, fb = _first(mal, M_IP), 1
+                        bad = M_IP
                         continue
                     if total < hlen or off + total > end:
                         mal, fb = _first(mal, M_IP), 1
@@ -201,10 +208,9 @@ def place(buf, data_off, caplen, linktype, lo, info, nxt, chain, payload, valid,
                         off += hlen
                         ip_kind = CRC_ROCE2_V4
                 elif ver == 6:
-                    if off + P.SZ_IP6 > end:
-                        mal, fb = _first(mal, M_IPV6), 1
+                    bad = _fit(lo, i, L_IPV6, off, end, lsize, layer_mal)
+                    if bad:
                         continue
-                    lo[L_IPV6, i] = off
                     ip_end = off + P.SZ_IP6 + _be16(buf, b + off + P.IP6_PLEN)
                     if ip_end > end:
                         mal, fb = _first(mal, M_IPV6), 1
@@ -214,13 +220,11 @@ def place(buf, data_off, caplen, linktype, lo, info, nxt, chain, payload, valid,
                     off += P.SZ_IP6
                     ip_kind = CRC_ROCE2_V6
                 else:
-                    mal, fb = _first(mal, M_IP), 1
-            elif st == S_UDP:
-                st = S_DONE
-                if off + P.SZ_UDP > end:
-                    mal, fb = _first(mal, M_UDP), 1
+                    bad = M_IP  # no version (nothing captured) or an unknown one
+            elif cur == S_UDP:
+                bad = _fit(lo, i, L_UDP, off, end, lsize, layer_mal)
+                if bad:
                     continue
-                lo[L_UDP, i] = off
                 length = _be16(buf, b + off + P.UDP_LEN)
                 udp_end = off + length
                 cut = False
@@ -244,50 +248,44 @@ def place(buf, data_off, caplen, linktype, lo, info, nxt, chain, payload, valid,
                     st = S_BTH
                 elif st != S_FALLBACK:
                     st = S_DONE
-            elif st == S_ROCE1:
-                st = S_DONE
+            elif cur == S_ROCE1:
                 ib = off
                 if off + P.SZ_GRH > end:
-                    mal, fb = _first(mal, M_GRH), 1
+                    bad = M_GRH
                     continue
                 ib_end = off + P.SZ_GRH + _be16(buf, b + off + P.GRH_PAYLEN)
                 if ib_end > end or ib_end - off - P.SZ_GRH < P.SZ_BTH + ICRC_LEN:
-                    mal, fb = _first(mal, M_GRH), 1
+                    bad = M_GRH
                     continue
-                lo[L_GRH, i] = off
-                if int(nxt[N_NXTHDR, buf[b + off + P.GRH_NXT]]) != S_BTH:
-                    mal, fb = _first(mal, M_GRH), 1
+                bad = _grh_bth(lo, i, buf, b, off, nxt)
+                if bad:
                     continue
                 off += P.SZ_GRH
                 icrc = ib_end - ICRC_LEN
                 kind = CRC_ROCE1
                 limit = icrc
                 st = S_BTH
-            elif st == S_IB:
+            elif cur == S_IB:
                 # Native: the packet ends at PktLen*4 (ICRC last), then the VCRC.
-                st = S_DONE
                 ib = off
-                if off + P.SZ_LRH > end:
-                    mal, fb = _first(mal, M_LRH), 1
+                bad = _fit(lo, i, L_LRH, off, end, lsize, layer_mal)
+                if bad:
                     continue
-                lo[L_LRH, i] = off
                 ib_end = off + PKTLEN_UNIT * _u(buf, b + off, P.LRH_PKTLEN)
                 after = int(nxt[N_LNH, _u(buf, b + off, P.LRH_LNH)])
                 if after != S_BTH and after != S_GRH:
                     fb = 1  # raw packets: the decoder's
                     continue
                 if ib_end - off < P.SZ_LRH + P.SZ_BTH + ICRC_LEN or ib_end > end:
-                    mal, fb = _first(mal, M_LRH), 1
+                    bad = M_LRH
                     continue
                 off += P.SZ_LRH
                 kind = CRC_NATIVE
                 if after == S_GRH:
-                    if off + P.SZ_GRH > ib_end - ICRC_LEN:
-                        mal, fb = _first(mal, M_GRH), 1
-                        continue
-                    lo[L_GRH, i] = off
-                    if int(nxt[N_NXTHDR, buf[b + off + P.GRH_NXT]]) != S_BTH:
-                        mal, fb = _first(mal, M_GRH), 1
+                    bad = _fit(lo, i, L_GRH, off, ib_end - ICRC_LEN, lsize, layer_mal)
+                    if bad == 0:
+                        bad = _grh_bth(lo, i, buf, b, off, nxt)
+                    if bad:
                         continue
                     off += P.SZ_GRH
                     kind = CRC_NATIVE_GRH
@@ -300,29 +298,25 @@ def place(buf, data_off, caplen, linktype, lo, info, nxt, chain, payload, valid,
                 elif ib_end < end:
                     pend = M_VCRC
                 st = S_BTH
-            elif st == S_BTH:
+            elif cur == S_BTH:
                 # BTH, the opcode's extended headers, payload and pad.
-                st = S_DONE
-                if off + P.SZ_BTH > limit:
-                    mal, fb = _first(mal, M_BTH), 1
+                bad = _fit(lo, i, L_BTH, off, limit, lsize, layer_mal)
+                if bad:
                     continue
-                lo[L_BTH, i] = off
                 bth = off
                 opc = buf[b + off + P.BTH_OPC]
                 if valid[opc] == 0:
                     mal, fb = _first(mal, M_BTH), 1
                 off += P.SZ_BTH
-                fits = True
                 for k in range(chain.shape[1]):
                     lay = chain[opc, k]
                     if lay < 0:
                         break
-                    if off + lsize[lay] > limit:
-                        mal, fb, fits = _first(mal, layer_mal[lay]), 1, False
+                    bad = _fit(lo, i, lay, off, limit, lsize, layer_mal)
+                    if bad:
                         break
-                    lo[lay, i] = off
                     off += lsize[lay]
-                if not fits:
+                if bad:
                     continue
                 pad = _u(buf, b + bth, P.BTH_PAD)
                 if payload[opc] == 0 and limit - off > 0:
@@ -339,20 +333,18 @@ def place(buf, data_off, caplen, linktype, lo, info, nxt, chain, payload, valid,
                         sq = _be24(buf, b + d + P.DETH_SRCQP)
                         if _in(qp, mad_qps) or _in(sq, mad_qps):
                             lo[L_MAD, i] = off
-            elif st == S_ERF:
+            elif cur == S_ERF:
                 # Anything but a plain record whose rlen and wlen agree with the bytes
                 # present goes to the decoder. Inside pcap a padded rlen beyond the bytes
                 # present is fine; fewer bytes than header + wlen is not (unless the
                 # record says it was truncated).
-                st = S_DONE
-                if end < P.SZ_ERF:
-                    mal, fb = _first(mal, M_ERF), 1
+                bad = _fit(lo, i, L_ERF, 0, end, lsize, layer_mal)
+                if bad:
                     continue
-                lo[L_ERF, i] = 0
                 # The header ends after its extension headers (the one chain parser).
                 hend = erf_header_end(buf, b, b + end)
                 if hend < 0:
-                    mal, fb = _first(mal, M_ERF), 1  # the chain runs past the record
+                    bad = M_ERF  # the chain runs past the record
                     continue
                 hlen = hend - b
                 et = _u(buf, b, P.ERF_TYPE)
@@ -368,23 +360,22 @@ def place(buf, data_off, caplen, linktype, lo, info, nxt, chain, payload, valid,
                 off = hlen
                 st = int(nxt[N_ERF, et])
                 if st == S_DONE:
-                    mal, fb = _first(mal, M_ERF), 1  # a type the decoder does not decode
+                    bad = M_ERF  # a type the decoder does not decode
                 elif end - off < skip:
-                    mal, fb, st = _first(mal, M_ERF), 1, S_DONE
+                    bad, st = M_ERF, S_DONE
                 else:
                     off += skip
-            elif st == S_LINK:
-                st = S_DONE
+            elif cur == S_LINK:
                 ib = off
-                if off + P.SZ_LINK > end:
-                    mal, fb = _first(mal, M_LINK), 1
+                bad = _fit(lo, i, L_LINK, off, end, lsize, layer_mal)
+                if bad:
                     continue
-                lo[L_LINK, i] = off
                 lp = off
                 if _u(buf, b + off, P.LINK_OP) > 1:
                     mal, fb = _first(mal, M_IBLINK), 1
-        if pend:
-            mal, fb = _first(mal, pend), 1
+        for code in (bad, pend):  # the stopping problem first, then a VCRC one
+            if code:
+                mal, fb = _first(mal, code), 1
         info[PAY_OFF, i] = pay_off
         info[PAY_LEN, i] = pay_len
         info[IB_OFF, i] = ib

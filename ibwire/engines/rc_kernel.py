@@ -42,6 +42,13 @@ T_NAK, T_RNR, T_IMPLIED = 1, 2, 4       # pending retry causes (bits of trig_kin
 CRC_BAD = 0
 
 
+@njit(cache=True, inline="always")
+def _mark(flags, counts, i, h, flag, k):
+    """Row i gets `flag`; its half-connection h counts one more `k`."""
+    flags[i] |= flag
+    counts[h, k] += 1
+
+
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
           flags, ref, episode, trig, acked_n, credits, msg, gap, reason, counts):
     n_hc = len(pmtu)
@@ -89,8 +96,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             pos_acked[h] = first
             epsn[h] = first
         if icrc[i] == CRC_BAD:
-            flags[i] |= F_BAD_ICRC
-            counts[h, K_BAD_ICRC] += 1
+            _mark(flags, counts, i, h, F_BAD_ICRC, K_BAD_ICRC)
         if c & C_REQUEST:
             counts[h, K_REQUESTS] += 1
             last_resp[h] = -1
@@ -108,14 +114,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     msg[i] = msg_no[h]
                     if c & C_LAST:
                         msg_no[h] += 1
-                        counts[h, K_MESSAGES] += 1
-                        flags[i] |= F_MSG_END
+                        _mark(flags, counts, i, h, F_MSG_END, K_MESSAGES)
                 elif first_tx[i] < i:
-                    flags[i] |= F_DUP
-                    counts[h, K_DUP] += 1
+                    _mark(flags, counts, i, h, F_DUP, K_DUP)
                 else:
-                    flags[i] |= F_LATE
-                    counts[h, K_LATE] += 1
+                    _mark(flags, counts, i, h, F_LATE, K_LATE)
                 continue
             if not c & C_RELIABLE:
                 continue
@@ -162,8 +165,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 msg[i] = msg_no[h]
                 if c & C_LAST:
                     msg_no[h] += 1
-                    counts[h, K_MESSAGES] += 1
-                    flags[i] |= F_MSG_END
+                    _mark(flags, counts, i, h, F_MSG_END, K_MESSAGES)
                 if c & (C_READ_REQ | C_ATOMIC_REQ):
                     if f_len[h] == READ_FIFO:
                         f_head[h] = (f_head[h] + 1) % READ_FIFO
@@ -249,23 +251,20 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     # A hole filled with no retry cause: a late (reordered) original,
                     # unless the next request resends the PSN after it (a timeout
                     # go-back-N run); decided at that next request.
-                    flags[i] |= F_LATE
-                    counts[h, K_LATE] += 1
+                    _mark(flags, counts, i, h, F_LATE, K_LATE)
                     counts[h, K_LOST_BEFORE] -= 1
                     late_row[h] = i
                     late_next[h] = u + consume
                 if in_gap and c & C_LAST:
                     # The first copy of a message's last packet to pass the tap.
-                    counts[h, K_MESSAGES] += 1
-                    flags[i] |= F_MSG_END
+                    _mark(flags, counts, i, h, F_MSG_END, K_MESSAGES)
             if icrc[i] != CRC_BAD:
                 if u == epsn[h]:
                     epsn[h] = u + consume
                 elif u > epsn[h]:
                     flags[i] |= F_RESP_OOS
                 else:
-                    flags[i] |= F_DUP
-                    counts[h, K_DUP] += 1
+                    _mark(flags, counts, i, h, F_DUP, K_DUP)
             continue
         if not c & C_RESPONSE:
             continue
@@ -278,16 +277,14 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 syn[q] == syn[i] and msn[q] == msn[i]:
             # The same NAK again with no request in between: a responder NAKs a hole
             # once (and an RNR NAK answers a request), so the network duplicated it.
-            flags[i] |= F_COPY
-            counts[h, K_COPIES] += 1
+            _mark(flags, counts, i, h, F_COPY, K_COPIES)
             continue
         if c & C_READ_RESP or c & C_ATOMIC_ACK:
             if f_len[h] > 0 and not flags[i] & F_BAD_ICRC:
                 slot = f_head[h]
                 f_first, f_next, f_end = fifo[h, slot, 0], fifo[h, slot, 1], fifo[h, slot, 2]
                 if u >= f_end or u > f_next:
-                    flags[i] |= F_IMPLIED | F_RESP_GAP
-                    counts[h, K_IMPLIED] += 1
+                    _mark(flags, counts, i, h, F_IMPLIED | F_RESP_GAP, K_IMPLIED)
                     counts[h, K_RESP_GAPS] += 1
                     if not retrying[h]:
                         retrying[h] = True
@@ -314,8 +311,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 if f_len[h] > 0:
                     slot = f_head[h]
                     if u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
-                        flags[i] |= F_IMPLIED
-                        counts[h, K_IMPLIED] += 1
+                        _mark(flags, counts, i, h, F_IMPLIED, K_IMPLIED)
                         if not retrying[h]:
                             retrying[h] = True
                             flags[i] |= F_RETRY_START
@@ -328,8 +324,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
                         min_rtt[h] = rtt[i]
                 else:
-                    flags[i] |= F_DUP_ACK
-                    counts[h, K_DUP_ACKS] += 1
+                    _mark(flags, counts, i, h, F_DUP_ACK, K_DUP_ACKS)
             if u + 1 > acked[h]:
                 acked[h] = u + 1
             if u + 1 > epsn[h]:
@@ -340,8 +335,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         elif kind == SYN_RNR or kind == SYN_NAK:
             code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
             if kind == SYN_RNR:
-                flags[i] |= F_RNR
-                counts[h, K_RNR] += 1
+                _mark(flags, counts, i, h, F_RNR, K_RNR)
                 trig_kind[h] |= T_RNR
                 rnr_u[h] = u
             else:

@@ -10,20 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ibwire.constants import (
-    MGMT_CLASS_CM,
-    MGMT_CLASS_SA,
-    MGMT_CLASS_SMP_DR,
-    MGMT_CLASS_SMP_LID,
-    QKEY_GSI,
-    QP_GSI,
-    QP_SMI,
-)
+from ibwire.constants import MGMT_CLASS_CM, MGMT_CLASS_SA, MGMT_CLASS_SMP_DR, QP_GSI, QP_SMI
 from ibwire.mad import MAD_HEADER, attribute_id, build_mad, cm_mad, sa_mad
+from ibwire.mad.build import GSI_QKEY  # noqa: F401 - the generator's GSI Q_Key
 from ibwire.mad.classes import SMP_NODES, class_node
 from ibwire.mad.names import METHOD_NAMES
 
-SMP_LID, SMP_DR, SA, CM = MGMT_CLASS_SMP_LID, MGMT_CLASS_SMP_DR, MGMT_CLASS_SA, MGMT_CLASS_CM
+SMP_DR, SA, CM = MGMT_CLASS_SMP_DR, MGMT_CLASS_SA, MGMT_CLASS_CM
 GET, SET, SEND, GET_RESP = (next(m for m, n in METHOD_NAMES.items() if n == name)
                             for name in ("Get", "Set", "Send", "GetResp"))
 NODE_DESCRIPTION, NODE_INFO, PORT_INFO = (attribute_id(SMP_DR, n) for n in
@@ -32,7 +25,6 @@ PATH_RECORD = attribute_id(SA, "PathRecord")
 CM_REQ, CM_REP, CM_RTU, CM_DREQ, CM_DREP = (
     attribute_id(CM, n) for n in ("ConnectRequest", "ConnectReply", "ReadyToUse",
                                   "DisconnectRequest", "DisconnectReply"))
-GSI_QKEY = QKEY_GSI
 MTU_CODES = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
 RATE_100G, RATE_25G = 16, 15
 SERVICE_ID = 0x0002C90000001234   # a made-up, non-IP-CM service (no RDMA-CM private data)

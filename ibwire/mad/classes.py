@@ -23,18 +23,10 @@ teaches the decoder, the Scapy layers and the CLI a class at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from ibwire.constants import (
-    MGMT_CLASS_BM,
-    MGMT_CLASS_CC,
-    MGMT_CLASS_CM,
-    MGMT_CLASS_DM,
-    MGMT_CLASS_PERF,
-    MGMT_CLASS_SA,
-    MGMT_CLASS_SMP_DR,
-    MGMT_CLASS_SMP_LID,
-)
+from ibwire.constants import MGMT_CLASS_CC, MGMT_CLASS_CM, MGMT_CLASS_SA
 from ibwire.graph import GRAPH
 from ibwire.mad import cc, cm, perf, sa, smp
 from ibwire.mad._ctx import Ctx, Part
@@ -51,9 +43,8 @@ CLASS_DECODERS: dict[str, BodyDecoder] = {
 SMP_NODES = frozenset({"mad_smp_lid", "mad_smp_dr"})
 
 # Class version a class uses today (IBA 1.3+): the builders' default.
-CLASS_VERSIONS = {MGMT_CLASS_SMP_LID: 1, MGMT_CLASS_SMP_DR: 1, MGMT_CLASS_SA: 2,
-                  MGMT_CLASS_PERF: 1, MGMT_CLASS_BM: 1, MGMT_CLASS_DM: 1, MGMT_CLASS_CM: 2,
-                  MGMT_CLASS_CC: 2}
+# Every other class: version 1 (`CLASS_VERSIONS.get(mgmt_class, 1)`).
+CLASS_VERSIONS = {MGMT_CLASS_SA: 2, MGMT_CLASS_CM: 2, MGMT_CLASS_CC: 2}
 
 
 def class_node(mgmt_class: int) -> str:
@@ -65,24 +56,23 @@ def body_decoder(mgmt_class: int) -> BodyDecoder:
     return CLASS_DECODERS.get(class_node(mgmt_class), decode_opaque)
 
 
+def _attributes(node: str) -> Mapping[int, Any]:
+    """The decoded attributes (parts, or SA records) of a class node."""
+    if node in SMP_NODES:
+        return smp.SMP_ATTRIBUTES
+    return {"mad_sa": sa.RECORDS, "mad_perf": perf.PERF_ATTRIBUTES, "mad_cm": cm.CM_MESSAGES,
+            "mad_cc": cc.CC_ATTRIBUTES}.get(node, {})
+
+
 def attribute_parts(mgmt_class: int, attribute_id: int) -> tuple[Part, ...] | None:
     """The parts decoding an attribute of a class, or None when kept as bytes."""
     node = class_node(mgmt_class)
-    if node in SMP_NODES:
-        return smp.SMP_ATTRIBUTES.get(attribute_id)
+    found = _attributes(node).get(attribute_id)
     if node == "mad_sa":
-        rec = sa.RECORDS.get(attribute_id)
-        return rec.parts if rec else None
-    table = {"mad_perf": perf.PERF_ATTRIBUTES, "mad_cm": cm.CM_MESSAGES,
-             "mad_cc": cc.CC_ATTRIBUTES}
-    return table.get(node, {}).get(attribute_id)
+        return found.parts if found else None
+    return found
 
 
 def supported() -> list[tuple[int, int]]:
-    """Every (class, attribute ID) with a decoded attribute."""
-    out = [(c, a) for c in (MGMT_CLASS_SMP_LID, MGMT_CLASS_SMP_DR) for a in smp.SMP_ATTRIBUTES]
-    out += [(MGMT_CLASS_SA, a) for a in sa.RECORDS]
-    out += [(MGMT_CLASS_PERF, a) for a in perf.PERF_ATTRIBUTES]
-    out += [(MGMT_CLASS_CM, a) for a in cm.CM_MESSAGES]
-    out += [(MGMT_CLASS_CC, a) for a in cc.CC_ATTRIBUTES]
-    return out
+    """Every (class, attribute ID) with a decoded attribute, in the graph's class order."""
+    return [(c, a) for c, node in GRAPH.edges["mad"].table.items() for a in _attributes(node)]

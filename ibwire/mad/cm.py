@@ -65,6 +65,35 @@ def _not_mapped(name: str):
     return lambda v: bytes(v[name][:12]) != V4_MAPPED
 
 
+def _prim_gid(name: str, ws: str):
+    return mad_gid(name, ws, present=_not_mapped(name))
+
+
+def _alt_gid(name: str, ws: str):
+    return mad_raw(name, 16, ws)
+
+
+def _req_path(side: str, ws: str, gid, last: str) -> list:
+    """One REQ path (primary or alternate, IBA 12.6.5): the same fields named
+    `side`_* and, in Wireshark, `ws`_*; `last`: Wireshark's name of reserved2."""
+    return [
+        mad_uint_dec(f"{side}_local_lid", 16, f"{ws}_locallid"),
+        mad_uint_dec(f"{side}_remote_lid", 16, f"{ws}_remotelid"),
+        gid(f"{side}_local_gid", f"{ws}_localgid"),
+        gid(f"{side}_remote_gid", f"{ws}_remotegid"),
+        mad_uint(f"{side}_flow_label", 20, f"{ws}_flowlabel", ftype=UINT32),
+        mad_uint(f"{side}_reserved0", 6, f"{ws}_reserved0", ftype=UINT32),
+        mad_uint(f"{side}_packet_rate", 6, f"{ws}_pktrate", ftype=UINT32, values=RATES),
+        mad_uint(f"{side}_traffic_class", 8, f"{ws}_tfcclass"),
+        mad_uint(f"{side}_hop_limit", 8, f"{ws}_hoplim"),
+        mad_uint(f"{side}_sl", 4, f"{ws}_sl"),
+        mad_uint(f"{side}_subnet_local", 1, f"{ws}_subnetlocal"),
+        mad_uint(f"{side}_reserved1", 3, f"{ws}_reserved1"),
+        mad_uint(f"{side}_local_ack_timeout", 5, f"{ws}_localacktout"),
+        mad_uint(f"{side}_reserved2", 3, last),
+    ]
+
+
 _REQ = "infiniband.cm.req"
 CM_REQ = mad_layout("cm_req", "CM ConnectRequest", _REQ, [
     mad_uint("local_comm_id", 32, "infiniband.cm.req"), mad_reserved(4),
@@ -83,32 +112,8 @@ CM_REQ = mad_layout("cm_req", "CM ConnectRequest", _REQ, [
     mad_uint("rdc_exists", 1, "rdcexist"), mad_uint("rnr_retry_count", 3, "rnrretrcount"),
     mad_uint("max_cm_retries", 4, "maxcmretr"), mad_uint("srq", 1),
     mad_uint("extended_transport_type", 3, "ext_transport"),
-    mad_uint_dec("primary_local_lid", 16, "prim_locallid"),
-    mad_uint_dec("primary_remote_lid", 16, "prim_remotelid"),
-    mad_gid("primary_local_gid", "prim_localgid", present=_not_mapped("primary_local_gid")),
-    mad_gid("primary_remote_gid", "prim_remotegid", present=_not_mapped("primary_remote_gid")),
-    mad_uint("primary_flow_label", 20, "prim_flowlabel", ftype=UINT32),
-    mad_uint("primary_reserved0", 6, "prim_reserved0", ftype=UINT32),
-    mad_uint("primary_packet_rate", 6, "prim_pktrate", ftype=UINT32, values=RATES),
-    mad_uint("primary_traffic_class", 8, "prim_tfcclass"),
-    mad_uint("primary_hop_limit", 8, "prim_hoplim"),
-    mad_uint("primary_sl", 4, "prim_sl"), mad_uint("primary_subnet_local", 1, "prim_subnetlocal"),
-    mad_uint("primary_reserved1", 3, "prim_reserved1"),
-    mad_uint("primary_local_ack_timeout", 5, "prim_localacktout"),
-    mad_uint("primary_reserved2", 3, "prim_reserved2"),
-    mad_uint_dec("alternate_local_lid", 16, "alt_locallid"),
-    mad_uint_dec("alternate_remote_lid", 16, "alt_remotelid"),
-    mad_raw("alternate_local_gid", 16, "alt_localgid"),
-    mad_raw("alternate_remote_gid", 16, "alt_remotegid"),
-    mad_uint("alternate_flow_label", 20, "alt_flowlabel", ftype=UINT32),
-    mad_uint("alternate_reserved0", 6, "alt_reserved0", ftype=UINT32),
-    mad_uint("alternate_packet_rate", 6, "alt_pktrate", ftype=UINT32, values=RATES),
-    mad_uint("alternate_traffic_class", 8, "alt_tfcclass"),
-    mad_uint("alternate_hop_limit", 8, "alt_hoplim"),
-    mad_uint("alternate_sl", 4, "alt_sl"), mad_uint("alternate_subnet_local", 1, "alt_subnetlocal"),
-    mad_uint("alternate_reserved1", 3, "alt_reserved1"),
-    mad_uint("alternate_local_ack_timeout", 5, "alt_localacktout"),
-    mad_uint("alternate_reserved2", 3, "alt_reserved1"),
+    *_req_path("primary", "prim", _prim_gid, "prim_reserved2"),
+    *_req_path("alternate", "alt", _alt_gid, "alt_reserved1"),  # Wireshark reuses reserved1
     # IP CM ServiceID parts (Annex A11.2), only when the prefix selects IP CM.
     mad_derived("service_id_prefix", lambda v: (v["service_id"] >> 24).to_bytes(5, "big"),
                 "serviceid.prefix", ftype=BYTES, present=_ip_sid),

@@ -9,16 +9,8 @@ them up.
 
 from __future__ import annotations
 
-from ibwire.constants import (
-    MGMT_CLASS_BM,
-    MGMT_CLASS_CC,
-    MGMT_CLASS_CM,
-    MGMT_CLASS_DM,
-    MGMT_CLASS_PERF,
-    MGMT_CLASS_SA,
-    MGMT_CLASS_SMP_DR,
-    MGMT_CLASS_SMP_LID,
-)
+from ibwire.constants import MGMT_CLASS_SA, MGMT_CLASS_SMP_DR
+from ibwire.graph import GRAPH
 
 CLASS_NAMES: dict[int, str] = {
     0x01: "SubnMgmt (LID routed)", 0x81: "SubnMgmt (directed route)",
@@ -161,11 +153,10 @@ TRAP_NAMES = {64: "GID in service", 65: "GID out of service",
 
 
 def attribute_table(mgmt_class: int) -> dict[int, str]:
-    if mgmt_class in (MGMT_CLASS_SMP_LID, MGMT_CLASS_SMP_DR):
-        return SMP_ATTRS
-    return {MGMT_CLASS_SA: SA_ATTRS, MGMT_CLASS_PERF: PERF_ATTRS, MGMT_CLASS_BM: BM_ATTRS,
-            MGMT_CLASS_DM: DM_ATTRS, MGMT_CLASS_CM: CM_ATTRS,
-            MGMT_CLASS_CC: CC_ATTRS}.get(mgmt_class, COMMON_ATTRS)
+    """The attribute names of the class's family (its class node in the graph)."""
+    return {"mad_smp_lid": SMP_ATTRS, "mad_smp_dr": SMP_ATTRS, "mad_sa": SA_ATTRS,
+            "mad_perf": PERF_ATTRS, "mad_bm": BM_ATTRS, "mad_dm": DM_ATTRS, "mad_cm": CM_ATTRS,
+            "mad_cc": CC_ATTRS}.get(GRAPH.mad_class(mgmt_class), COMMON_ATTRS)
 
 
 def attribute_name(mgmt_class: int, attribute_id: int) -> str:

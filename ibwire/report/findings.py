@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ibwire.cli.output import duration
 from ibwire.report.collect import Capture
 
 NAK_WORDS = {"psn_seq_err": "PSN sequence NAKs", "invalid_request": "invalid-request NAKs",
@@ -43,12 +44,7 @@ def plural(n: int, words: str) -> str:
 
 
 def fmt_ns(ns: float | None) -> str:
-    if ns is None:
-        return "-"
-    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if abs(ns) >= div:
-            return f"{ns / div:.3g} {unit}"
-    return f"{ns:.0f} ns"
+    return duration(ns)
 
 
 def fmt_us(us: float | None) -> str:

@@ -45,20 +45,14 @@ class And(Node):
         self.children = children
 
     def test(self, pkt: Any) -> bool:
-        for c in self.children:
-            if not c.test(pkt):
-                return False
-        return True
+        return all(c.test(pkt) for c in self.children)
 
 
 class Or(And):
     __slots__ = ()
 
     def test(self, pkt: Any) -> bool:
-        for c in self.children:
-            if c.test(pkt):
-                return True
-        return False
+        return any(c.test(pkt) for c in self.children)
 
 
 class Xor(And):
