@@ -79,19 +79,23 @@ def _first_per_group(group: np.ndarray, values: np.ndarray, ngroups: int, last: 
     return has, out
 
 
-def congestion(cols: dict[str, np.ndarray], cnp_gap_ns: int | None = None) -> dict[str, Any]:
-    ts = np.asarray(cols[TIME_COLUMN], np.int64)
-    qp = cols["infiniband.bth.destqp"].astype(np.int64)
-    op = cols["infiniband.bth.opcode"]
-    src, dst, labels = _endpoints(cols)
+def packet_marks(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Per-frame masks: ECN CE (IPv4 ECN, else the IPv6 traffic class's ECN bits),
+    FECN, BECN, CNP, and data packets (a BTH that is not a CNP)."""
+    qp = cols["infiniband.bth.destqp"]
     ecn = cols["ip.dsfield.ecn"].astype(np.int64)
     tclass = cols["ipv6.tclass"].astype(np.int64)
     ecn = np.where(ecn >= 0, ecn, np.where(tclass >= 0, tclass & 3, -1))
-    ce = ecn == ECN_CE
-    fecn = cols["infiniband.bth.fecn"] == 1
-    becn = cols["infiniband.bth.becn"] == 1
-    cnp = np.isin(op, CNP_OPCODES) & (qp >= 0)
-    data = (qp >= 0) & ~cnp
+    cnp = np.isin(cols["infiniband.bth.opcode"], CNP_OPCODES) & (qp >= 0)
+    return (ecn == ECN_CE, cols["infiniband.bth.fecn"] == 1, cols["infiniband.bth.becn"] == 1,
+            cnp, (qp >= 0) & ~cnp)
+
+
+def congestion(cols: dict[str, np.ndarray], cnp_gap_ns: int | None = None) -> dict[str, Any]:
+    ts = np.asarray(cols[TIME_COLUMN], np.int64)
+    qp = cols["infiniband.bth.destqp"].astype(np.int64)
+    src, dst, labels = _endpoints(cols)
+    ce, fecn, becn, cnp, data = packet_marks(cols)
     pairs = _Pairs(src[data | cnp], dst[data | cnp], len(labels))
     notify = _notified_qps(cols, src, dst, pairs, data)
     rows = np.flatnonzero(data | cnp)

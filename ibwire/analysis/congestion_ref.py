@@ -9,9 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ibwire.analysis.congestion import _LAST, CNP_OPCODES, NS, TIME_COLUMN
+from ibwire.analysis.congestion import _LAST, NS, TIME_COLUMN, packet_marks
 from ibwire.analysis.pfc import priorities
-from ibwire.constants import ECN_CE
 
 
 def _endpoints(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -29,16 +28,8 @@ def congestion_per_row(cols: dict[str, np.ndarray], cnp_gap_ns: int | None = Non
                        ) -> dict[str, Any]:
     ts = cols[TIME_COLUMN]
     qp = cols["infiniband.bth.destqp"]
-    op = cols["infiniband.bth.opcode"]
     src, dst = _endpoints(cols)
-    ecn = cols["ip.dsfield.ecn"].astype(np.int64)
-    tclass = cols["ipv6.tclass"].astype(np.int64)
-    ecn = np.where(ecn >= 0, ecn, np.where(tclass >= 0, tclass & 3, -1))
-    ce = ecn == ECN_CE
-    fecn = cols["infiniband.bth.fecn"] == 1
-    becn = cols["infiniband.bth.becn"] == 1
-    cnp = np.isin(op, CNP_OPCODES) & (qp >= 0)
-    data = (qp >= 0) & ~cnp
+    ce, fecn, becn, cnp, data = packet_marks(cols)
     notify = _notified_qps(cols, src, dst, data)
     flows: dict[tuple[str, str, int], dict[str, Any]] = {}
     marks: dict[tuple[str, str, int], list[tuple[int, int]]] = {}   # (A, B, notified QP)
