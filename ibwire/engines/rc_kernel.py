@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
+    MIN_ACK_TIMEOUT_NS, RNR_TIMER_NS,
     C_ACK, C_ATOMIC_ACK, C_ATOMIC_REQ, C_LAST, C_READ_REQ, C_READ_RESP, C_RELIABLE, C_REQUEST,
     C_RESPONSE, C_UC, F_BAD_ICRC, F_COPY, F_DUP, F_DUP_ACK, F_EPISODE, F_GAP, F_IMPLIED,
     F_LATE, F_LOST_AFTER, F_MSG_END, F_NAK, F_RESP_GAP, F_RESP_OOS, F_RETRY_START, F_RETX,
@@ -57,6 +58,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     nak_new = np.zeros(n_hc, dtype=np.bool_)      # a first sequence NAK awaits its resend
     gaps = np.full((n_hc, GAP_RING, 2), -1, dtype=np.int64)    # recent holes: [lo, hi)
     gap_at = np.zeros(n_hc, dtype=np.int64)
+    # PSNs a resend run skipped: lo, hi, episode, first one no ACK had covered (lost)
+    rgaps = np.full((n_hc, GAP_RING, 4), -1, dtype=np.int64)
+    rgap_at = np.zeros(n_hc, dtype=np.int64)
     msg_no = np.zeros(n_hc, dtype=np.int32)
     fifo = np.zeros((n_hc, READ_FIFO, 3), dtype=np.int64)    # first, next, end
     f_head = np.zeros(n_hc, dtype=np.int64)
@@ -65,6 +69,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     last_resp = np.full(n_hc, -1, dtype=np.int64)     # previous response row, if no request since
     late_row = np.full(n_hc, -1, dtype=np.int64)
     late_next = np.zeros(n_hc, dtype=np.int64)
+    known = np.zeros(n_hc, dtype=np.int64)     # the requester has shown it acts on NAK p
+    rnr_row = np.full(n_hc, -1, dtype=np.int64)
     n_ep = 0
     for i in range(len(hc)):
         h = hc[i]
@@ -151,6 +157,13 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         flags[i] |= F_GAP
                         gap[i] += skipped
                         counts[h, K_LOST_BEFORE] += skipped
+                    if ep_end[h] > ep_next[h]:
+                        slot = rgap_at[h] % GAP_RING
+                        rgaps[h, slot, 0] = ep_next[h]
+                        rgaps[h, slot, 1] = ep_end[h]
+                        rgaps[h, slot, 2] = ep_cur[h]
+                        rgaps[h, slot, 3] = max(ep_next[h], acked[h])
+                        rgap_at[h] += 1
                     ep_active[h] = False
                 msg[i] = msg_no[h]
                 if c & C_LAST:
@@ -175,14 +188,64 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             in_gap = True
                 # Not seen and in no hole: inside an earlier READ's PSN range (a READ
                 # restarted part-way), so it is a resend as much as a seen PSN is.
-                quick = seen and min_rtt[h] >= 0 and ts[i] - ts[prev_tx[i]] < min_rtt[h]
-                if quick and not cause and not (ep_active[h] and u > ep_last[h]):
-                    # A copy sooner than one round trip after the last one, with no
-                    # NAK seen: no retry cause can have acted; the network duplicated it.
+                run = ep_active[h] and u > ep_last[h]
+                # Sooner than one round trip after the last copy, or than the shortest
+                # local ACK timeout after the first, with no NAK seen: no retry cause
+                # can have acted. (A READ or atomic that something after it has been
+                # acknowledged may have lost a response after the tap: an implied NAK
+                # the tap cannot see, so only the round trip tells.)
+                hidden = c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u
+                quick = seen and ((min_rtt[h] >= 0 and ts[i] - ts[prev_tx[i]] < min_rtt[h])
+                                  or (ts[i] - ts[first_tx[i]] < MIN_ACK_TIMEOUT_NS
+                                      and not hidden))
+                # Below a PSN the requester has already restarted at for a NAK (so it
+                # knew everything before it acknowledged) and not part of a run: no
+                # restart can send it (a READ or atomic may still lack responses).
+                stale = seen and not cause and not run and u < known[h] and \
+                    not c & (C_READ_REQ | C_ATOMIC_REQ)
+                copy = quick and not cause and not run
+                late_rerun = -1
+                if stale or copy:
+                    # No restart can have sent it now: an earlier copy delayed before
+                    # the tap. If an earlier resend run skipped this PSN (a run resends
+                    # every PSN in order), it is that run's missing resend, late.
+                    for g in range(GAP_RING):
+                        if rgaps[h, g, 0] <= u < rgaps[h, g, 1]:
+                            late_rerun = rgaps[h, g, 2]
+                            if u >= rgaps[h, g, 3]:
+                                counts[h, K_LOST_BEFORE] -= 1      # late, not lost
+                            break
+                if late_rerun >= 0:
+                    flags[i] |= F_RETX
+                    ref[i] = first_tx[i]
+                    msg[i] = msg[first_tx[i]]
+                    episode[i] = late_rerun
+                    counts[h, K_RETX] += 1
+                    counts[h, K_RETX_BYTES] += paylen[i]
+                elif stale:
+                    # A requester restarts only at an unacknowledged PSN: the original,
+                    # delayed past its own resend (which the first copy in its hole
+                    # was taken for), so not lost before the tap either.
+                    flags[i] |= F_LATE
+                    counts[h, K_LATE] += 1
+                    if flags[first_tx[i]] & F_RETX:
+                        for g in range(GAP_RING):
+                            if gaps[h, g, 0] <= u < gaps[h, g, 1]:
+                                counts[h, K_LOST_BEFORE] -= 1
+                                break
+                elif copy:
+                    # The network duplicated it.
                     flags[i] |= F_COPY
                     ref[i] = prev_tx[i]
                     counts[h, K_COPIES] += 1
                 elif seen or cause or ep_active[h] or not in_gap:
+                    if u == rnr_u[h] and \
+                            ts[i] - ts[rnr_row[h]] < RNR_TIMER_NS[syn[rnr_row[h]] & 0x1F]:
+                        # Sooner than the RNR NAK's timer allows (IBA: wait at least
+                        # that long): the RNR NAK never reached the requester (lost
+                        # after the tap); this resend answers another cause.
+                        rnr_u[h] = -1
+                        trig_kind[h] &= ~T_RNR
                     flags[i] |= F_RETX
                     ref[i] = first_tx[i] if seen else -1
                     msg[i] = msg[first_tx[i]] if seen else -1
@@ -212,17 +275,29 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         # answers the first sequence NAK since forward progress.
                         if reason[i] != REASON_RNR or nak_new[h]:
                             counts[h, K_GBN] += 1
+                        if k & (T_NAK | T_RNR) and u == trig_u[h] and u > known[h]:
+                            # A restart at the PSN a NAK or RNR NAK named: the requester
+                            # got it, with its implicit ACK of every PSN before.
+                            known[h] = u
                         if reason[i] == REASON_TIMEOUT:
                             retrying[h] = True
                         nak_new[h] = False
                         trig_u[h] = -1
                         trig_kind[h] = 0
                         trig_row[h] = -1
-                    elif u > max(ep_next[h], acked[h]):
-                        # The resend run skipped unacknowledged PSNs: lost before the tap.
-                        flags[i] |= F_GAP
-                        gap[i] = u - max(ep_next[h], acked[h])
-                        counts[h, K_LOST_BEFORE] += gap[i]
+                    elif u > ep_next[h]:
+                        if u > max(ep_next[h], acked[h]):
+                            # The resend run skipped unacknowledged PSNs: lost before
+                            # the tap.
+                            flags[i] |= F_GAP
+                            gap[i] = u - max(ep_next[h], acked[h])
+                            counts[h, K_LOST_BEFORE] += gap[i]
+                        slot = rgap_at[h] % GAP_RING
+                        rgaps[h, slot, 0] = ep_next[h]
+                        rgaps[h, slot, 1] = u
+                        rgaps[h, slot, 2] = ep_cur[h]
+                        rgaps[h, slot, 3] = max(ep_next[h], acked[h])
+                        rgap_at[h] += 1
                     refused = u == rnr_u[h]      # an RNR NAK refused it: not lost
                     if refused:
                         flags[i] |= F_RNR_RETRY
@@ -327,8 +402,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 acked[h] = u + 1
             if u + 1 > epsn[h]:
                 epsn[h] = u + 1
-            if trig_u[h] >= 0 and acked[h] > trig_u[h]:
-                trig_u[h] = -1        # the refused PSN is acknowledged: nothing to resend
+            if trig_u[h] >= 0 and acked[h] > trig_u[h] and not trig_kind[h] & T_IMPLIED:
+                # The refused PSN is acknowledged: nothing to resend. (Not an implied
+                # NAK: an ACK past a READ is what reveals its missing responses.)
+                trig_u[h] = -1
                 trig_kind[h] = 0
         elif kind == SYN_RNR or kind == SYN_NAK:
             code = s & 0x1F
@@ -337,6 +414,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 counts[h, K_RNR] += 1
                 trig_kind[h] |= T_RNR
                 rnr_u[h] = u
+                rnr_row[h] = i
             else:
                 flags[i] |= F_NAK
                 if code < 5:
