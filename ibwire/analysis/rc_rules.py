@@ -118,6 +118,9 @@ F_RNR_RETRY = _flag(14, "rnr_retry")         # first resend of a PSN an RNR NAK 
 F_UC_GAP = _flag(15, "uc_gap")               # UC: PSNs missing, the message is dropped
 F_RETRY_START = _flag(16, "retry_start")     # NAK/implied NAK that starts a go-back-N retry
 F_COPY = _flag(17, "network_duplicate")      # repeat sooner than any retry cause could act
+# A resend only by a retry cause naming an earlier PSN the tap never saw resent: it is
+# that run (its first packets lost before the tap), or a late or duplicated earlier copy.
+F_AMBIGUOUS = _flag(18, "ambiguous")
 
 # -- episode reasons ------------------------------------------------------------------------
 REASON_NONE, REASON_NAK_SEQ, REASON_TIMEOUT, REASON_IMPLIED, REASON_RNR = range(5)

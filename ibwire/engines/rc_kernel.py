@@ -23,7 +23,8 @@ from numba import njit
 from ibwire.analysis.rc_rules import (
     MIN_ACK_TIMEOUT_NS, RNR_TIMER_NS,
     C_ACK, C_ATOMIC_ACK, C_ATOMIC_REQ, C_LAST, C_READ_REQ, C_READ_RESP, C_RELIABLE, C_REQUEST,
-    C_RESPONSE, C_UC, F_BAD_ICRC, F_COPY, F_DUP, F_DUP_ACK, F_EPISODE, F_GAP, F_IMPLIED,
+    C_RESPONSE, C_UC, F_AMBIGUOUS, F_BAD_ICRC, F_COPY, F_DUP, F_DUP_ACK, F_EPISODE, F_GAP,
+    F_IMPLIED,
     F_LATE, F_LOST_AFTER, F_MSG_END, F_NAK, F_RESP_GAP, F_RESP_OOS, F_RETRY_START, F_RETX,
     F_RNR, F_RNR_RETRY, F_UC_GAP, GAP_RING, K_ACKS, K_BAD_ICRC, K_BYTES, K_COPIES, K_DUP,
     K_DUP_ACKS, K_GBN, K_IMPLIED, K_LATE, K_LOST_AFTER, K_LOST_BEFORE, K_MESSAGES, K_NAK0,
@@ -259,6 +260,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         ep_end[h] = high[h]
                         k = trig_kind[h] if trig_u[h] >= 0 else 0
                         trig[i] = trig_row[h]
+                        if cause and trig_u[h] < u and ((seen and quick) or
+                                                        (not seen and in_gap)):
+                            # The cause asks for a restart at its own PSN, which the
+                            # tap did not see: this copy, quick after its last one or
+                            # filling a hole, may be late or duplicated instead.
+                            flags[i] |= F_AMBIGUOUS
                         if k & T_RNR:
                             reason[i] = REASON_RNR
                         elif k & T_NAK:

@@ -212,7 +212,8 @@ class Responder:
         pkt = self._emit(RcInfo(OP_ACK, psn, syndrome=syndrome, msn=self.msn))
         if syndrome & 0x60 == SYN_RNR:
             code = syndrome & 0x1F
-            pkt.meta["rnr_entry"] = self.truth.rnr(pkt, code, RNR_TIMER_US[code])
+            pkt.meta["rnr_entry"] = self.truth.rnr(pkt, code, RNR_TIMER_US[code],
+                                                   request_qp=self.ep.qpn)
         else:
             self.truth.nak(pkt, syndrome & 0x1F, self.msn)
 
