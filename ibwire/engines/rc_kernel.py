@@ -123,7 +123,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             p = late_row[h]
             if p >= 0:
                 late_row[h] = -1
-                if seen and u == late_next[h] and d < 0:
+                # The PSN after it, or a later one (those between lost before the tap).
+                if u >= late_next[h] and d < 0:
                     flags[p] = (flags[p] & ~F_LATE) | F_RETX | F_EPISODE
                     counts[h, K_LATE] -= 1
                     counts[h, K_LOST_BEFORE] += 1
@@ -437,6 +438,16 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 if trig_u[h] < 0 or u < trig_u[h] or trig_row[h] < 0:
                     trig_u[h] = u
                 trig_row[h] = i
+                if f_len[h] > 0:
+                    # Its implicit ACK of every PSN before u covers a READ or atomic
+                    # still missing responses: an implied NAK, as for an ACK.
+                    slot = f_head[h]
+                    if u > fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
+                        flags[i] |= F_IMPLIED
+                        counts[h, K_IMPLIED] += 1
+                        if fifo[h, slot, 1] < trig_u[h]:
+                            trig_u[h] = fifo[h, slot, 1]
+                        trig_kind[h] |= T_IMPLIED
                 if u > acked[h]:
                     acked[h] = u
                 epsn[h] = u
