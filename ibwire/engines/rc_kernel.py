@@ -278,6 +278,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             counts[h, K_TIMEOUTS] += 1
                         if k & T_RNR:
                             counts[h, K_RNR_RETRIES] += 1
+                            if u > rnr_u[h]:
+                                # The retry run after the RNR wait, its first packet
+                                # (the refused PSN) lost before the tap: a later copy
+                                # of that PSN is not the RNR retry.
+                                rnr_u[h] = -1
                         # Every run restarting for a sequence NAK, an implied NAK or a
                         # timeout is a go-back-N; an RNR retry is one only when it also
                         # answers the first sequence NAK since forward progress.
@@ -357,8 +362,27 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             flags[i] |= F_COPY
             counts[h, K_COPIES] += 1
             continue
+        if icrc[i] == CRC_BAD:
+            # The requester drops it: no acknowledgement, no retry cause. It was sent,
+            # so it still counts, and tells the responder's expected PSN.
+            if kind == SYN_RNR:
+                flags[i] |= F_RNR
+                counts[h, K_RNR] += 1
+                epsn[h] = u
+            elif kind == SYN_NAK:
+                flags[i] |= F_NAK
+                if s & 0x1F < 5:
+                    counts[h, K_NAK0 + (s & 0x1F)] += 1
+                if s & 0x1F == 0:
+                    epsn[h] = u
+            elif kind == SYN_ACK:
+                if c & C_ACK:
+                    counts[h, K_ACKS] += 1
+                if u + 1 > epsn[h]:
+                    epsn[h] = u + 1
+            continue
         if c & C_READ_RESP or c & C_ATOMIC_ACK:
-            if f_len[h] > 0 and not flags[i] & F_BAD_ICRC:
+            if f_len[h] > 0:
                 slot = f_head[h]
                 f_first, f_next, f_end = fifo[h, slot, 0], fifo[h, slot, 1], fifo[h, slot, 2]
                 if u >= f_end or u > f_next:
