@@ -72,6 +72,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     late_next = np.zeros(n_hc, dtype=np.int64)
     known = np.zeros(n_hc, dtype=np.int64)     # the requester has shown it acts on NAK p
     rnr_row = np.full(n_hc, -1, dtype=np.int64)
+    rd_row = np.full(n_hc, -1, dtype=np.int64)     # last READ response / atomic ACK in order
+    rd_end = np.zeros(n_hc, dtype=np.int64)        # ... and its request's end PSN
+    ack_row = np.full(n_hc, -1, dtype=np.int64)    # last ACK, and its PSN
+    ack_u = np.zeros(n_hc, dtype=np.int64)
     n_ep = 0
     for i in range(len(hc)):
         h = hc[i]
@@ -194,12 +198,22 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 # Sooner than one round trip after the last copy, or than the shortest
                 # local ACK timeout after the first, with no NAK seen: no retry cause
                 # can have acted. (A READ or atomic that something after it has been
-                # acknowledged may have lost a response after the tap: an implied NAK
-                # the tap cannot see, so only the round trip tells.)
-                hidden = c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u
-                quick = seen and ((min_rtt[h] >= 0 and ts[i] - ts[prev_tx[i]] < min_rtt[h])
-                                  or (ts[i] - ts[first_tx[i]] < MIN_ACK_TIMEOUT_NS
-                                      and not hidden))
+                # acknowledged, or the one just before this PSN whose responses came
+                # since its last copy (its own resend then lost before the tap), may
+                # have lost a response after the tap: an implied NAK the tap cannot
+                # see, so only the round trip tells.)
+                hidden = (c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u) or \
+                    (rd_row[h] > prev_tx[i] and rd_end[h] == u)
+                # Likewise a READ or atomic that an ACK covered since its last copy: the
+                # requester takes that ACK for an implied NAK if a response was lost.
+                hidden_ack = c & (C_READ_REQ | C_ATOMIC_REQ) and ack_row[h] > prev_tx[i] \
+                    and ack_u[h] >= u
+                rtt_quick = min_rtt[h] >= 0 and ts[i] - ts[prev_tx[i]] < min_rtt[h]
+                to_quick = ts[i] - ts[first_tx[i]] < MIN_ACK_TIMEOUT_NS
+                quick = seen and ((rtt_quick and not hidden_ack) or (to_quick and not hidden))
+                # A resend, or a network duplicate: flagged when it is taken for a resend.
+                unsure = seen and not quick and ((to_quick and hidden) or
+                                                 (rtt_quick and hidden_ack))
                 # Below a PSN the requester has already restarted at for a NAK (so it
                 # knew everything before it acknowledged) and not part of a run: no
                 # restart can send it (a READ or atomic may still lack responses).
@@ -249,6 +263,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         rnr_u[h] = -1
                         trig_kind[h] &= ~T_RNR
                     flags[i] |= F_RETX
+                    if unsure and not cause and not run:
+                        flags[i] |= F_AMBIGUOUS
                     ref[i] = first_tx[i] if seen else -1
                     msg[i] = msg[first_tx[i]] if seen else -1
                     counts[h, K_RETX] += 1
@@ -397,6 +413,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         trig_row[h] = i
                     trig_kind[h] |= T_IMPLIED
                 if u >= f_first and u == f_next:
+                    rd_row[h] = i
+                    rd_end[h] = f_end
                     fifo[h, slot, 1] = u + 1
                     if u + 1 >= f_end:
                         f_head[h] = (slot + 1) % READ_FIFO
@@ -411,6 +429,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             if c & C_ACK:
                 counts[h, K_ACKS] += 1
                 credits[i] = s & 0x1F
+                ack_row[h] = i
+                ack_u[h] = u
                 if f_len[h] > 0:
                     slot = f_head[h]
                     if u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
