@@ -219,6 +219,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 # restart can send it (a READ or atomic may still lack responses).
                 stale = seen and not cause and not run and u < known[h] and \
                     not c & (C_READ_REQ | C_ATOMIC_REQ)
+                # With a cause pending for an earlier PSN, a quick copy may be the
+                # network's as well as that restart (its first packets lost before the
+                # tap): taken for the restart, flagged, and the cause stays pending.
+                below = cause and trig_u[h] < u and quick
                 copy = quick and not cause and not run
                 late_rerun = -1
                 if stale or copy:
@@ -277,8 +281,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         ep_end[h] = high[h]
                         k = trig_kind[h] if trig_u[h] >= 0 else 0
                         trig[i] = trig_row[h]
-                        if cause and trig_u[h] < u and ((seen and quick) or
-                                                        (not seen and in_gap)):
+                        if (below and not run) or (cause and trig_u[h] < u and not seen
+                                                   and in_gap):
                             # The cause asks for a restart at its own PSN, which the
                             # tap did not see: this copy, quick after its last one or
                             # filling a hole, may be late or duplicated instead.
@@ -310,10 +314,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             known[h] = u
                         if reason[i] == REASON_TIMEOUT:
                             retrying[h] = True
-                        nak_new[h] = False
-                        trig_u[h] = -1
-                        trig_kind[h] = 0
-                        trig_row[h] = -1
+                        if not flags[i] & F_AMBIGUOUS:
+                            nak_new[h] = False
+                            trig_u[h] = -1
+                            trig_kind[h] = 0
+                            trig_row[h] = -1
                     elif u > ep_next[h]:
                         if u > max(ep_next[h], acked[h]):
                             # The resend run skipped unacknowledged PSNs: lost before
