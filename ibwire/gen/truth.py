@@ -39,7 +39,8 @@ analysers are checked against:
 * `tap_retry_frame` of an RNR NAK lost after the tap: the requester never saw it and
   resent the PSN later for another reason (`retry_frame` null). IBA bounds the RNR
   wait only from below, so the first resend of the refused PSN at least the RNR
-  timer after the NAK is, at the tap, that NAK's retry.
+  timer after the NAK is, at the tap, that NAK's retry. An RNR NAK the capture
+  missed has none (`tap_retry_frame` null): its retry looks like a timeout.
 
 Directions are `a2b` (host A -> B) and `b2a`; `destqp`/`psn`/`opcode` are the
 BTH's. `ts_ns` is when the generator acted (sent, dropped, marked) on the capture's
@@ -213,13 +214,14 @@ def tap_view_rnr(rnrs: list[dict[str, Any]], events: list[dict[str, Any]], tap: 
     None) and resent the PSN later for another cause (its timeout). IBA gives the RNR
     wait only a minimum, and the loss happened past the tap, so the first resend of the
     refused PSN at least the RNR timer after the NAK is, at the tap, that NAK's retry.
-    Otherwise `tap_retry_frame` equals `retry_frame`."""
+    An RNR NAK the capture missed has no retry the tap can know (null: it sees a
+    timeout-like resend). Otherwise `tap_retry_frame` equals `retry_frame`."""
     lost = {e["frame"] for e in events
             if e["kind"] == "loss" and e.get("where") == "after_tap" and e["frame"]}
     ts = {i + 1: fr.ts_ns for i, fr in enumerate(tap.frames)}
     for e in rnrs:
-        e["tap_retry_frame"] = e["retry_frame"]
         f = e["frame"]
+        e["tap_retry_frame"] = e["retry_frame"] if f is not None else None
         if f is None or f not in lost or e["retry_frame"] is not None:
             continue
         src = 0 if e["direction"] == "b2a" else 1       # the requester's host
