@@ -124,6 +124,14 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             if not c & C_RELIABLE:
                 continue
             seen = first_tx[i] < i
+            if rnr_u[h] >= 0 and u > rnr_u[h] and \
+                    ts[i] - ts[rnr_row[h]] >= RNR_TIMER_NS[syn[rnr_row[h]] & 0x1F]:
+                # Past the refused PSN after the RNR wait: the requester has resent it
+                # (in order, first), and that retry was lost before the tap.
+                rnr_u[h] = -1
+                trig_kind[h] &= ~T_RNR
+                if trig_kind[h] == 0:
+                    trig_u[h] = -1
             p = late_row[h]
             if p >= 0:
                 late_row[h] = -1
