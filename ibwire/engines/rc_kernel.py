@@ -75,6 +75,13 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     rd_row = np.full(n_hc, -1, dtype=np.int64)     # last READ response / atomic ACK in order
     rd_end = np.zeros(n_hc, dtype=np.int64)        # ... and its request's end PSN
     ack_row = np.full(n_hc, -1, dtype=np.int64)    # last ACK, and its PSN
+    copy_row = np.full(n_hc, -1, dtype=np.int64)   # a network duplicate, decided next
+    copy_next = np.zeros(n_hc, dtype=np.int64)
+    ep_amb = np.zeros(n_hc, dtype=np.bool_)        # the run in progress started ambiguous
+    ep_row = np.full(n_hc, -1, dtype=np.int64)     # ... at this row
+    delays = np.zeros(n_hc, dtype=np.bool_)        # copies seen delayed past later ones
+    last_req = np.full(n_hc, -1, dtype=np.int64)   # previous request row
+    back2back = np.zeros(n_hc, dtype=np.bool_)     # ... the ambiguous start repeats it
     ack_u = np.zeros(n_hc, dtype=np.int64)
     n_ep = 0
     for i in range(len(hc)):
@@ -124,6 +131,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             if not c & C_RELIABLE:
                 continue
             seen = first_tx[i] < i
+            # A copy of the request just before it: what a network duplicate looks like.
+            b2b = seen and prev_tx[i] == last_req[h]
+            last_req[h] = i
             if rnr_u[h] >= 0 and u > rnr_u[h] and \
                     ts[i] - ts[rnr_row[h]] >= RNR_TIMER_NS[syn[rnr_row[h]] & 0x1F]:
                 # Past the refused PSN after the RNR wait: the requester has resent it
@@ -152,6 +162,34 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     ep_end[h] = high[h]
                     ep_last[h] = upsn[p]
                     ep_next[h] = u
+                    retrying[h] = True
+            q = copy_row[h]
+            if q >= 0:
+                copy_row[h] = -1
+                if seen and d < 0 and u == copy_next[h] and not back2back[h]:
+                    # The next request resends the PSN after it: an in-order run, which
+                    # the network does not make. The copy started a resend run whose
+                    # cause the tap did not see (e.g. a response the capture missed).
+                    flags[q] = (flags[q] & ~F_COPY) | F_RETX | F_EPISODE
+                    if delays[h]:
+                        # ... unless two late copies in a row: this network delays.
+                        flags[q] |= F_AMBIGUOUS
+                    counts[h, K_COPIES] -= 1
+                    counts[h, K_RETX] += 1
+                    counts[h, K_RETX_BYTES] += paylen[q]
+                    counts[h, K_GBN] += 1
+                    counts[h, K_TIMEOUTS] += 1
+                    reason[q] = REASON_TIMEOUT
+                    ref[q] = first_tx[q]
+                    episode[q] = n_ep
+                    ep_cur[h] = n_ep
+                    n_ep += 1
+                    ep_active[h] = True
+                    ep_end[h] = high[h]
+                    ep_last[h] = upsn[q]
+                    ep_next[h] = u
+                    ep_amb[h] = delays[h]
+                    ep_row[h] = q
                     retrying[h] = True
             if d >= 0:
                 if d > 0:
@@ -243,6 +281,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             if u >= rgaps[h, g, 3]:
                                 counts[h, K_LOST_BEFORE] -= 1      # late, not lost
                             break
+                if late_rerun >= 0 or stale:
+                    delays[h] = True
                 if late_rerun >= 0:
                     flags[i] |= F_RETX
                     ref[i] = first_tx[i]
@@ -262,10 +302,13 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 counts[h, K_LOST_BEFORE] -= 1
                                 break
                 elif copy:
-                    # The network duplicated it.
+                    # The network duplicated it (unless the next request continues it).
                     flags[i] |= F_COPY
                     ref[i] = prev_tx[i]
                     counts[h, K_COPIES] += 1
+                    copy_row[h] = i
+                    copy_next[h] = u + consume
+                    back2back[h] = b2b
                 elif seen or cause or ep_active[h] or not in_gap:
                     if u == rnr_u[h] and \
                             ts[i] - ts[rnr_row[h]] < RNR_TIMER_NS[syn[rnr_row[h]] & 0x1F]:
@@ -352,6 +395,19 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             flags[p] |= F_LOST_AFTER
                             counts[h, K_LOST_AFTER] += 1
                         nak_u[h] = -1
+                    if flags[i] & F_EPISODE:
+                        ep_amb[h] = (flags[i] & F_AMBIGUOUS) != 0
+                        ep_row[h] = i
+                        back2back[h] = b2b
+                    elif ep_amb[h] and (delays[h] or back2back[h]):
+                        flags[i] |= F_AMBIGUOUS     # continues a run that may not be one
+                    elif ep_amb[h]:
+                        # Continued in order: the network does not make runs (and this
+                        # one has not been seen delaying copies), so it was one (unless
+                        # it repeated the request before it: a run continuing past a
+                        # duplicate).
+                        flags[ep_row[h]] &= ~F_AMBIGUOUS
+                        ep_amb[h] = False
                     episode[i] = ep_cur[h]
                     ep_last[h] = u
                     ep_next[h] = u + consume
