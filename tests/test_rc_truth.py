@@ -83,16 +83,18 @@ def test_episode_reasons_match_requester(tmp_path):
 @given(seed=st.integers(0, 10_000), loss=st.sampled_from([0.0, 0.02, 0.06]),
        before=st.sampled_from([0.0, 0.5, 1.0]), rnr=st.sampled_from([0.0, 0.05]),
        corrupt=st.sampled_from([0.0, 0.02]), encap=st.sampled_from(["roce2", "ib", "roce1"]),
-       bidirectional=st.booleans(),
+       bidirectional=st.booleans(), capture_loss=st.sampled_from([0.0, 0.0, 0.02]),
        psn_start=st.one_of(st.none(), st.integers(0xFFFF00, 0xFFFFFF)))
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=100, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_property_any_generated_capture(tmp_path, seed, loss, before, rnr, corrupt, encap,
-                                        bidirectional, psn_start):
-    """Random scenarios: exactly the tap's-eye truth (frames flagged ambiguous aside)."""
+                                        bidirectional, capture_loss, psn_start):
+    """Random scenarios (PSN wrap and capture-point loss included): exactly the tap's-eye
+    truth (frames flagged ambiguous aside)."""
     path, truth = generate(tmp_path, "rc_loss", seed, loss=loss, loss_before_tap=before,
                            rnr=rnr, corrupt=corrupt, encap=encap, messages=30,
-                           bidirectional=bidirectional, psn_start=psn_start)
+                           bidirectional=bidirectional, capture_loss=capture_loss,
+                           psn_start=psn_start)
     res, diff = compare(path, truth)
     assert check_exact(truth, res, diff) == []
 
