@@ -37,7 +37,10 @@ def test_twin_agrees_on_rxe(path):
 
 @pytest.mark.parametrize("name,kw", [("rc_rnr", {"loss": 0.03}), ("rc_reorder", {}),
                                      ("rc_loss", {"bidirectional": True,
-                                                  "capture_loss": 0.02})])
+                                                  "capture_loss": 0.02}),
+                                     ("rc_loss", {"duplicate": 0.02, "reorder": 0.03,
+                                                  "rnr": 0.05, "corrupt": 0.02,
+                                                  "loss_before_tap": 0.5})])
 def test_twin_agrees_on_generated(tmp_path, name, kw):
     path, _ = generate(tmp_path, name, 5, **kw)
     _same(rc_columns(path))
