@@ -16,7 +16,8 @@ if os.environ.get("CI") and os.environ.get("IBWIRE_HYPOTHESIS") != "explore":
     settings.load_profile("ci")
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+# A worktree beside others (e.g. /work/wt/<name>) finds them through IBWIRE_SHARED.
+SHARED = Path(os.environ.get("IBWIRE_SHARED", REPO.parent / "shared"))
 CAPTURES = SHARED / "captures"
 PCAPS = REPO / "pcaps"
 

@@ -7,8 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ibwire.analysis import rc_rules as R
 from ibwire.analysis.rc import RcResult, analyze
 from ibwire.analysis.rc_input import rc_columns
@@ -27,10 +25,13 @@ def frames(res: RcResult, flag: int) -> set[int]:
 
 
 def truth_sets(t: dict[str, Any]) -> dict[str, set[int]]:
+    """The truth as the tap can know it (ibwire/gen/truth.py, "What the tap can know")."""
     def seen(key: str, field: str = "frame") -> set[int]:
         return {e[field] for e in t[key] if e.get(field) is not None}
-    return {"retransmission": seen("retransmissions"), "nak": seen("naks"),
-            "rnr": seen("rnr_naks"), "rnr_retry": seen("rnr_naks", "retry_frame")}
+    return {"retransmission": {e["frame"] for e in t["retransmissions"]
+                               if e["frame"] is not None and e["tap_visible"]},
+            "nak": seen("naks"), "rnr": seen("rnr_naks"),
+            "rnr_retry": seen("rnr_naks", "tap_retry_frame")}
 
 
 def engine_sets(res: RcResult) -> dict[str, set[int]]:
@@ -38,22 +39,18 @@ def engine_sets(res: RcResult) -> dict[str, set[int]]:
             "rnr": frames(res, R.F_RNR), "rnr_retry": frames(res, R.F_RNR_RETRY)}
 
 
-def explained(t: dict[str, Any], res: RcResult, extra: set[int], missing: set[int]) -> list[str]:
-    """The differences the capture point cannot resolve (docs/rc-analysis.md, "Limits"):
-
-    * extra "retransmissions" that are an original delayed before the tap past its own
-      resend (truth: a `reorder` event on that frame), or a network duplicate seen
-      before the first ACK round trip could be measured (truth: `duplicate` event);
-    * a missing one: a resend of a PSN whose every earlier copy was lost before the tap
-      (or missed by it) and that no later PSN had passed: on the wire it is new.
-    Returns what is left unexplained."""
-    reorder = {e["frame"] for e in t["events"] if e["kind"] in ("reorder", "duplicate")}
-    left = [f"extra {f}" for f in sorted(extra - reorder)]
-    hc, upsn = res.streams.hc, res.upsn
-    for f in sorted(missing):
-        i = f - 1
-        if np.any((hc[:i] == hc[i]) & (upsn[:i] == upsn[i])):
-            left.append(f"missing {f}")
+def check_exact(t: dict[str, Any], res: RcResult,
+                diff: dict[str, tuple[set[int], set[int]]]) -> list[str]:
+    """Exact equality with the tap's-eye truth, except frames the engine flags
+    `ambiguous`; each of those must be one of the things it may be (a resend, or a
+    late or network-duplicated copy). Returns the differences left."""
+    amb = frames(res, R.F_AMBIGUOUS)
+    copies = {e["frame"] for e in t["events"] if e["kind"] in ("reorder", "duplicate")}
+    left = [f"ambiguous {f} is neither a resend nor a late/duplicated copy"
+            for f in sorted(amb - truth_sets(t)["retransmission"] - copies)]
+    for kind, (extra, missing) in diff.items():
+        left += [f"{kind}: extra {f}" for f in sorted(extra - amb)]
+        left += [f"{kind}: missing {f}" for f in sorted(missing - amb)]
     return left
 
 

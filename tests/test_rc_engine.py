@@ -37,7 +37,10 @@ def test_twin_agrees_on_rxe(path):
 
 @pytest.mark.parametrize("name,kw", [("rc_rnr", {"loss": 0.03}), ("rc_reorder", {}),
                                      ("rc_loss", {"bidirectional": True,
-                                                  "capture_loss": 0.02})])
+                                                  "capture_loss": 0.02}),
+                                     ("rc_loss", {"duplicate": 0.02, "reorder": 0.03,
+                                                  "rnr": 0.05, "corrupt": 0.02,
+                                                  "loss_before_tap": 0.5})])
 def test_twin_agrees_on_generated(tmp_path, name, kw):
     path, _ = generate(tmp_path, name, 5, **kw)
     _same(rc_columns(path))
@@ -48,13 +51,14 @@ SEND_ONLY, ACK = 0x04, 0x11
 NAK_SEQ, RNR_640US = 0x60, 0x20 | 12
 
 
-def _cols(rows):
+def _cols(rows, times_us=None):
     """rows: (src, opcode, psn, syndrome) with A=0 -> B=1 requests to QP 0x22 and
-    responses to QP 0x11; one microsecond apart."""
+    responses to QP 0x11; one microsecond apart unless `times_us` gives the times."""
     n = len(rows)
     cols = {name: np.full(n, -1, dtype=dt) for name, dt in COLUMNS}
     cols["frame.number"] = np.arange(1, n + 1)
-    cols["frame.time_ns"] = np.arange(n, dtype=np.int64) * 1000
+    times = np.arange(n) if times_us is None else np.asarray(times_us)
+    cols["frame.time_ns"] = (np.asarray(times, dtype=float) * 1000).astype(np.int64)
     cols["ibwire.payload_len"][:] = 0
     cols["infiniband.invariant.crc.status"][:] = 1
     for i, (src, op, psn, syn) in enumerate(rows):
@@ -96,12 +100,58 @@ def test_nak_go_back_n(use_numba):
 def test_rnr_then_retry(use_numba):
     rows = [(0, SEND_ONLY, 10, -1), (1, ACK, 10, RNR_640US), (0, SEND_ONLY, 10, -1),
             (1, ACK, 10, 31)]
-    res = analyze(_cols(rows), use_numba=use_numba)
+    # The retry waits the RNR NAK's 640 us (IBA: at least the timer).
+    res = analyze(_cols(rows, [0, 1, 700, 701]), use_numba=use_numba)
     f = _names(res)
     assert "rnr" in f[1] and "rnr_retry" in f[2] and "retransmission" in f[2]
     assert R.REASON_NAMES[res.reason[2]] == "rnr"
     k = dict(zip(R.COUNT_NAMES, res.counts[0].tolist()))
     assert (k["rnr_naks"], k["rnr_retries"], k["go_back_n"]) == (1, 1, 0)
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_resend_sooner_than_rnr_timer_answers_the_nak(use_numba):
+    # PSN 10 refused (RNR NAK, 640 us), 11 then out of sequence (NAK 10); PSN 10 comes
+    # again 2 us later: sooner than the RNR timer, so the requester never got the RNR
+    # NAK (lost after the tap) and this is the sequence NAK's go-back-N.
+    rows = [(0, SEND_ONLY, 10, -1), (0, SEND_ONLY, 11, -1), (1, ACK, 10, RNR_640US),
+            (1, ACK, 10, NAK_SEQ), (0, SEND_ONLY, 10, -1), (0, SEND_ONLY, 11, -1)]
+    res = analyze(_cols(rows, [0, 1, 2, 3, 5, 6]), use_numba=use_numba)
+    f = _names(res)
+    assert "retransmission" in f[4] and "rnr_retry" not in f[4]
+    assert R.REASON_NAMES[res.reason[4]] == "nak_seq"
+    k = dict(zip(R.COUNT_NAMES, res.counts[0].tolist()))
+    assert (k["rnr_naks"], k["rnr_retries"], k["go_back_n"]) == (1, 0, 1)
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_network_duplicate_before_any_round_trip(use_numba):
+    # A second copy 0.5 us after the first, no NAK, no RTT measured yet: a timeout
+    # resend needs at least 8.192 us (IBA's shortest local ACK timeout).
+    rows = [(0, SEND_ONLY, 1, -1), (0, SEND_ONLY, 1, -1), (0, SEND_ONLY, 2, -1)]
+    res = analyze(_cols(rows, [0, 0.5, 1]), use_numba=use_numba)
+    f = _names(res)
+    assert "network_duplicate" in f[1] and "retransmission" not in f[1]
+    # ... but 10 us later, with no cause seen, it is a timeout resend.
+    res = analyze(_cols(rows, [0, 10, 11]), use_numba=use_numba)
+    assert "retransmission" in _names(res)[1]
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_original_delayed_past_its_resend(use_numba):
+    # PSN 2 delayed before the tap: 3 passes, NAK 2, the requester resends 2, 3; then
+    # NAK 4 (4 lost after the tap) and its resend 4 show the requester acted on an
+    # implicit ACK of 2; the copy of 2 arriving after that is the late original.
+    rows = [(0, SEND_ONLY, 1, -1), (0, SEND_ONLY, 3, -1), (0, SEND_ONLY, 4, -1),
+            (1, ACK, 2, NAK_SEQ), (0, SEND_ONLY, 2, -1), (0, SEND_ONLY, 3, -1),
+            (0, SEND_ONLY, 4, -1), (1, ACK, 4, NAK_SEQ), (0, SEND_ONLY, 4, -1),
+            (0, SEND_ONLY, 2, -1), (0, SEND_ONLY, 5, -1)]
+    res = analyze(_cols(rows), use_numba=use_numba)
+    f = _names(res)
+    assert "retransmission" in f[4] and "retransmission" in f[8]
+    assert "out_of_sequence" in f[9] and "retransmission" not in f[9]
+    k = dict(zip(R.COUNT_NAMES, res.counts[0].tolist()))
+    assert k["lost_before_capture"] == 0 and k["out_of_sequence"] == 1
 
 
 @pytest.mark.parametrize("use_numba", [True, False])

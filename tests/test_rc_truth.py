@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rc_helpers import compare, explained, generate
+from rc_helpers import check_exact, compare, generate
 
 from ibwire.analysis import rc_rules as R
 
@@ -38,19 +38,7 @@ def test_engine_recovers_truth(tmp_path, case):
     for seed in SEEDS:
         path, truth = generate(tmp_path, name, seed, **kw)
         res, diff = compare(path, truth)
-        for kind, (extra, missing) in diff.items():
-            if kind == "retransmission":
-                assert explained(truth, res, extra, missing) == [], (seed, kind, extra, missing)
-            elif kind == "rnr_retry":
-                # An RNR NAK lost after the tap never reached the requester; its later
-                # timeout resend looks like the RNR retry (no upper bound on the wait).
-                lost = {e["frame"] for e in truth["events"]
-                        if e["kind"] == "loss" and e["where"] == "after_tap"}
-                unanswered = [e for e in truth["rnr_naks"]
-                              if e["frame"] in lost and e["retry_frame"] is None]
-                assert not missing and len(extra) <= len(unanswered), (seed, extra, missing)
-            else:
-                assert not extra and not missing, (seed, kind, extra, missing)
+        assert check_exact(truth, res, diff) == [], seed
         found += len(truth["retransmissions"]) + len(truth["naks"])
     assert found or case == "duplicate"
 
@@ -60,7 +48,7 @@ def test_clean_captures_have_no_findings(tmp_path, seed):
     path, truth = generate(tmp_path, "rc_clean", seed)
     res, _ = compare(path, truth)
     bad = R.F_RETX | R.F_NAK | R.F_RNR | R.F_GAP | R.F_LATE | R.F_DUP | R.F_IMPLIED | \
-        R.F_LOST_AFTER | R.F_COPY | R.F_RESP_OOS
+        R.F_LOST_AFTER | R.F_COPY | R.F_RESP_OOS | R.F_AMBIGUOUS
     assert not (res.flags & bad).any()
     assert res.counts[:, R.COUNT["messages"]].sum() == sum(
         c["a"]["requester"]["messages_completed"] for c in truth["connections"])
@@ -95,22 +83,73 @@ def test_episode_reasons_match_requester(tmp_path):
 @given(seed=st.integers(0, 10_000), loss=st.sampled_from([0.0, 0.02, 0.06]),
        before=st.sampled_from([0.0, 0.5, 1.0]), rnr=st.sampled_from([0.0, 0.05]),
        corrupt=st.sampled_from([0.0, 0.02]), encap=st.sampled_from(["roce2", "ib", "roce1"]),
-       bidirectional=st.booleans(),
+       bidirectional=st.booleans(), capture_loss=st.sampled_from([0.0, 0.0, 0.02]),
        psn_start=st.one_of(st.none(), st.integers(0xFFFF00, 0xFFFFFF)))
-@settings(max_examples=12, deadline=None,
+@settings(max_examples=100, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_property_any_generated_capture(tmp_path, seed, loss, before, rnr, corrupt, encap,
-                                        bidirectional, psn_start):
-    """Random scenarios: exact truth, or one of the documented capture-point limits."""
+                                        bidirectional, capture_loss, psn_start):
+    """Random scenarios (PSN wrap and capture-point loss included): exactly the tap's-eye
+    truth (frames flagged ambiguous aside)."""
     path, truth = generate(tmp_path, "rc_loss", seed, loss=loss, loss_before_tap=before,
                            rnr=rnr, corrupt=corrupt, encap=encap, messages=30,
-                           bidirectional=bidirectional, psn_start=psn_start)
+                           bidirectional=bidirectional, capture_loss=capture_loss,
+                           psn_start=psn_start)
     res, diff = compare(path, truth)
-    for kind, (extra, missing) in diff.items():
-        if kind == "retransmission":
-            assert explained(truth, res, extra, missing) == [], (kind, extra, missing)
-        elif kind == "rnr_retry":
-            assert not missing and len(extra) <= sum(
-                1 for e in truth["rnr_naks"] if e["retry_frame"] is None), extra
-        else:
-            assert not extra and not missing, (kind, extra, missing)
+    assert check_exact(truth, res, diff) == []
+
+
+# -- the former remainders, pinned (issue #13) ---------------------------------------------
+def _flags_of(res, frame):
+    return R.flag_names(int(res.flags[frame - 1]))
+
+
+def test_resend_of_an_unseen_front_is_not_tap_visible(tmp_path):
+    """PSN 15404090 was missed by the capture and nothing after it was sent before the
+    NAK's go-back-N reached it: its resend is, at the tap, a first transmission."""
+    path, truth = generate(tmp_path, "rc_loss", 5, capture_loss=0.03)
+    hidden = [e["frame"] for e in truth["retransmissions"]
+              if e["frame"] is not None and not e["tap_visible"]]
+    assert hidden == [321]
+    res, diff = compare(path, truth)
+    assert "retransmission" not in _flags_of(res, 321)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_rnr_nak_lost_after_the_tap(tmp_path):
+    path, truth = generate(tmp_path, "rc_rnr", 4, loss=0.03)
+    rnr = {e["frame"]: e for e in truth["rnr_naks"]}
+    # Its retry is the requester's timeout 67 ms later: at the tap, the RNR retry.
+    assert rnr[399]["retry_frame"] is None and rnr[399]["tap_retry_frame"] == 400
+    res, _ = compare(path, truth)
+    assert "rnr_retry" in _flags_of(res, 400)
+    # Here the resend comes 0.26 us after the RNR NAK (timer 640 us): the requester
+    # never got it and resends for the sequence NAK behind it.
+    path, truth = generate(tmp_path, "rc_rnr", 5, loss=0.03)
+    rnr = {e["frame"]: e for e in truth["rnr_naks"]}
+    assert rnr[225]["tap_retry_frame"] is None
+    res, _ = compare(path, truth)
+    assert "rnr_retry" not in _flags_of(res, 235)
+    assert R.REASON_NAMES[res.reason[234]] == "nak_seq"
+
+
+def test_originals_delayed_past_their_resend(tmp_path):
+    path, truth = generate(tmp_path, "rc_reorder", 1)
+    res, diff = compare(path, truth)
+    # 103: after the requester restarted past it (NAK 96 acted on): not a resend.
+    assert "out_of_sequence" in _flags_of(res, 103)
+    assert "retransmission" not in _flags_of(res, 103)
+    # 112, 114: two consecutive originals, both late, sooner after their first copies
+    # than any timeout; in order, they are also what a resend run whose cause the
+    # capture missed would look like: flagged, not silently classified.
+    for f in (112, 114):
+        assert "ambiguous" in _flags_of(res, f), f
+    # A resend the first run skipped, arriving late: still that run's resend.
+    assert "retransmission" in _flags_of(res, 132)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_network_duplicate_before_the_first_round_trip(tmp_path):
+    path, truth = generate(tmp_path, "rc_clean", 3, duplicate=0.03)
+    res, _ = compare(path, truth)
+    assert _flags_of(res, 7) == ["duplicate", "network_duplicate"]

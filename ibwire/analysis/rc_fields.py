@@ -18,6 +18,8 @@ PACKET_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("infiniband.analysis.out_of_sequence", "bool", "Late request, no retry cause (reordered)"),
     ("infiniband.analysis.responder_out_of_sequence", "bool", "Beyond the expected PSN"),
     ("infiniband.analysis.network_duplicate", "bool", "Copy sooner than any retry cause could act"),
+    ("infiniband.analysis.ambiguous", "bool",
+     "Resend, or a late or duplicated copy: the capture point cannot tell"),
     ("infiniband.analysis.nak", "string", "NAK kind"),
     ("infiniband.analysis.rnr", "bool", "RNR NAK"),
     ("infiniband.analysis.rnr_timer_us", "uint32", "RNR NAK minimum timer (microseconds)"),

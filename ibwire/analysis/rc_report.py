@@ -89,6 +89,7 @@ _BOOL_FLAGS = {
     "infiniband.analysis.out_of_sequence": R.F_LATE,
     "infiniband.analysis.responder_out_of_sequence": R.F_RESP_OOS,
     "infiniband.analysis.network_duplicate": R.F_COPY,
+    "infiniband.analysis.ambiguous": R.F_AMBIGUOUS,
     "infiniband.analysis.rnr": R.F_RNR,
     "infiniband.analysis.rnr_retry": R.F_RNR_RETRY,
     "infiniband.analysis.implied_nak": R.F_IMPLIED,
@@ -159,6 +160,8 @@ _EXPERT = (
     (R.F_LATE, "Warn", "Sequence", "RC out-of-sequence (late) request"),
     (R.F_DUP, "Note", "Sequence", "RC duplicate request"),
     (R.F_COPY, "Note", "Sequence", "RC network duplicate"),
+    (R.F_AMBIGUOUS, "Note", "Sequence",
+     "RC resend or late/duplicated copy: the capture point cannot tell"),
     (R.F_IMPLIED, "Warn", "Sequence", "RC implied NAK (response PSN jump)"),
     (R.F_RNR_RETRY, "Note", "Sequence", "RC retry after RNR NAK"),
 )

@@ -118,6 +118,9 @@ F_RNR_RETRY = _flag(14, "rnr_retry")         # first resend of a PSN an RNR NAK 
 F_UC_GAP = _flag(15, "uc_gap")               # UC: PSNs missing, the message is dropped
 F_RETRY_START = _flag(16, "retry_start")     # NAK/implied NAK that starts a go-back-N retry
 F_COPY = _flag(17, "network_duplicate")      # repeat sooner than any retry cause could act
+# A resend only by a retry cause naming an earlier PSN the tap never saw resent: it is
+# that run (its first packets lost before the tap), or a late or duplicated earlier copy.
+F_AMBIGUOUS = _flag(18, "ambiguous")
 
 # -- episode reasons ------------------------------------------------------------------------
 REASON_NONE, REASON_NAK_SEQ, REASON_TIMEOUT, REASON_IMPLIED, REASON_RNR = range(5)
@@ -143,6 +146,10 @@ K_NAK0 = COUNT["nak_psn_seq_err"]
 
 READ_FIFO = 16      # outstanding READ/atomic requests tracked per half-connection
 GAP_RING = 8        # recent request PSN holes remembered per half-connection
+# The shortest local ACK timeout IBA allows: 4.096 us * 2**1 (the 5-bit QP attribute is
+# 1..31; 0 means no timer). A requester's timer covers its oldest outstanding packet, so
+# a timeout resend of a PSN comes at least this long after the PSN's first transmission.
+MIN_ACK_TIMEOUT_NS = 4096 * 2
 
 
 def psn_diff(a: int, b: int) -> int:

@@ -21,8 +21,10 @@ import numpy as np
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
+    MIN_ACK_TIMEOUT_NS, RNR_TIMER_NS,
     C_ACK, C_ATOMIC_ACK, C_ATOMIC_REQ, C_LAST, C_READ_REQ, C_READ_RESP, C_RELIABLE, C_REQUEST,
-    C_RESPONSE, C_UC, F_BAD_ICRC, F_COPY, F_DUP, F_DUP_ACK, F_EPISODE, F_GAP, F_IMPLIED,
+    C_RESPONSE, C_UC, F_AMBIGUOUS, F_BAD_ICRC, F_COPY, F_DUP, F_DUP_ACK, F_EPISODE, F_GAP,
+    F_IMPLIED,
     F_LATE, F_LOST_AFTER, F_MSG_END, F_NAK, F_RESP_GAP, F_RESP_OOS, F_RETRY_START, F_RETX,
     F_RNR, F_RNR_RETRY, F_UC_GAP, GAP_RING, K_ACKS, K_BAD_ICRC, K_BYTES, K_COPIES, K_DUP,
     K_DUP_ACKS, K_GBN, K_IMPLIED, K_LATE, K_LOST_AFTER, K_LOST_BEFORE, K_MESSAGES, K_NAK0,
@@ -71,6 +73,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     nak_new = np.zeros(n_hc, dtype=np.bool_)      # a first sequence NAK awaits its resend
     gaps = np.full((n_hc, GAP_RING, 2), -1, dtype=np.int64)    # recent holes: [lo, hi)
     gap_at = np.zeros(n_hc, dtype=np.int64)
+    # PSNs a resend run skipped: lo, hi, episode, first one no ACK had covered (lost)
+    rgaps = np.full((n_hc, GAP_RING, 4), -1, dtype=np.int64)
+    rgap_at = np.zeros(n_hc, dtype=np.int64)
     msg_no = np.zeros(n_hc, dtype=np.int32)
     fifo = np.zeros((n_hc, READ_FIFO, 3), dtype=np.int64)    # first, next, end
     f_head = np.zeros(n_hc, dtype=np.int64)
@@ -79,6 +84,19 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     last_resp = np.full(n_hc, -1, dtype=np.int64)     # previous response row, if no request since
     late_row = np.full(n_hc, -1, dtype=np.int64)
     late_next = np.zeros(n_hc, dtype=np.int64)
+    known = np.zeros(n_hc, dtype=np.int64)     # the requester has shown it acts on NAK p
+    rnr_row = np.full(n_hc, -1, dtype=np.int64)
+    rd_row = np.full(n_hc, -1, dtype=np.int64)     # last READ response / atomic ACK in order
+    rd_end = np.zeros(n_hc, dtype=np.int64)        # ... and its request's end PSN
+    ack_row = np.full(n_hc, -1, dtype=np.int64)    # last ACK, and its PSN
+    copy_row = np.full(n_hc, -1, dtype=np.int64)   # a network duplicate, decided next
+    copy_next = np.zeros(n_hc, dtype=np.int64)
+    ep_amb = np.zeros(n_hc, dtype=np.bool_)        # the run in progress started ambiguous
+    ep_row = np.full(n_hc, -1, dtype=np.int64)     # ... at this row
+    delays = np.zeros(n_hc, dtype=np.bool_)        # copies seen delayed past later ones
+    last_req = np.full(n_hc, -1, dtype=np.int64)   # previous request row
+    back2back = np.zeros(n_hc, dtype=np.bool_)     # ... the ambiguous start repeats it
+    ack_u = np.zeros(n_hc, dtype=np.int64)
     n_ep = 0
     for i in range(len(hc)):
         h = hc[i]
@@ -123,10 +141,22 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             if not c & C_RELIABLE:
                 continue
             seen = first_tx[i] < i
+            # A copy of the request just before it: what a network duplicate looks like.
+            b2b = seen and prev_tx[i] == last_req[h]
+            last_req[h] = i
+            if rnr_u[h] >= 0 and u > rnr_u[h] and \
+                    ts[i] - ts[rnr_row[h]] >= RNR_TIMER_NS[(syn[rnr_row[h]] >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK]:
+                # Past the refused PSN after the RNR wait: the requester has resent it
+                # (in order, first), and that retry was lost before the tap.
+                rnr_u[h] = -1
+                trig_kind[h] &= ~T_RNR
+                if trig_kind[h] == 0:
+                    trig_u[h] = -1
             p = late_row[h]
             if p >= 0:
                 late_row[h] = -1
-                if seen and u == late_next[h] and d < 0:
+                # The PSN after it, or a later one (those between lost before the tap).
+                if u >= late_next[h] and d < 0:
                     flags[p] = (flags[p] & ~F_LATE) | F_RETX | F_EPISODE
                     counts[h, K_LATE] -= 1
                     counts[h, K_LOST_BEFORE] += 1
@@ -142,6 +172,34 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     ep_end[h] = high[h]
                     ep_last[h] = upsn[p]
                     ep_next[h] = u
+                    retrying[h] = True
+            q = copy_row[h]
+            if q >= 0:
+                copy_row[h] = -1
+                if seen and d < 0 and u == copy_next[h] and not back2back[h]:
+                    # The next request resends the PSN after it: an in-order run, which
+                    # the network does not make. The copy started a resend run whose
+                    # cause the tap did not see (e.g. a response the capture missed).
+                    flags[q] = (flags[q] & ~F_COPY) | F_RETX | F_EPISODE
+                    if delays[h]:
+                        # ... unless two late copies in a row: this network delays.
+                        flags[q] |= F_AMBIGUOUS
+                    counts[h, K_COPIES] -= 1
+                    counts[h, K_RETX] += 1
+                    counts[h, K_RETX_BYTES] += paylen[q]
+                    counts[h, K_GBN] += 1
+                    counts[h, K_TIMEOUTS] += 1
+                    reason[q] = REASON_TIMEOUT
+                    ref[q] = first_tx[q]
+                    episode[q] = n_ep
+                    ep_cur[h] = n_ep
+                    n_ep += 1
+                    ep_active[h] = True
+                    ep_end[h] = high[h]
+                    ep_last[h] = upsn[q]
+                    ep_next[h] = u
+                    ep_amb[h] = delays[h]
+                    ep_row[h] = q
                     retrying[h] = True
             if d >= 0:
                 if d > 0:
@@ -161,6 +219,13 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         flags[i] |= F_GAP
                         gap[i] += skipped
                         counts[h, K_LOST_BEFORE] += skipped
+                    if ep_end[h] > ep_next[h]:
+                        slot = rgap_at[h] % GAP_RING
+                        rgaps[h, slot, 0] = ep_next[h]
+                        rgaps[h, slot, 1] = ep_end[h]
+                        rgaps[h, slot, 2] = ep_cur[h]
+                        rgaps[h, slot, 3] = max(ep_next[h], acked[h])
+                        rgap_at[h] += 1
                     ep_active[h] = False
                 msg[i] = msg_no[h]
                 if c & C_LAST:
@@ -184,15 +249,86 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             in_gap = True
                 # Not seen and in no hole: inside an earlier READ's PSN range (a READ
                 # restarted part-way), so it is a resend as much as a seen PSN is.
-                quick = seen and min_rtt[h] >= 0 and ts[i] - ts[prev_tx[i]] < min_rtt[h]
-                if quick and not cause and not (ep_active[h] and u > ep_last[h]):
-                    # A copy sooner than one round trip after the last one, with no
-                    # NAK seen: no retry cause can have acted; the network duplicated it.
+                run = ep_active[h] and u > ep_last[h]
+                # Sooner than one round trip after the last copy, or than the shortest
+                # local ACK timeout after the first, with no NAK seen: no retry cause
+                # can have acted. (A READ or atomic that something after it has been
+                # acknowledged, or the one just before this PSN whose responses came
+                # since its last copy (its own resend then lost before the tap), may
+                # have lost a response after the tap: an implied NAK the tap cannot
+                # see, so only the round trip tells.)
+                hidden = (c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u) or \
+                    (rd_row[h] > prev_tx[i] and rd_end[h] == u)
+                # Likewise a READ or atomic that an ACK covered since its last copy: the
+                # requester takes that ACK for an implied NAK if a response was lost.
+                hidden_ack = c & (C_READ_REQ | C_ATOMIC_REQ) and ack_row[h] > prev_tx[i] \
+                    and ack_u[h] >= u
+                rtt_quick = min_rtt[h] >= 0 and ts[i] - ts[prev_tx[i]] < min_rtt[h]
+                to_quick = ts[i] - ts[first_tx[i]] < MIN_ACK_TIMEOUT_NS
+                quick = seen and ((rtt_quick and not hidden_ack) or (to_quick and not hidden))
+                # A resend, or a network duplicate: flagged when it is taken for a resend.
+                unsure = seen and not quick and ((to_quick and hidden) or
+                                                 (rtt_quick and hidden_ack))
+                # Below a PSN the requester has already restarted at for a NAK (so it
+                # knew everything before it acknowledged) and not part of a run: no
+                # restart can send it (a READ or atomic may still lack responses).
+                stale = seen and not cause and not run and u < known[h] and \
+                    not c & (C_READ_REQ | C_ATOMIC_REQ)
+                # With a cause pending for an earlier PSN, a quick copy may be the
+                # network's as well as that restart (its first packets lost before the
+                # tap): taken for the restart, flagged, and the cause stays pending.
+                below = cause and trig_u[h] < u and quick
+                copy = quick and not cause and not run
+                late_rerun = -1
+                if stale or copy:
+                    # No restart can have sent it now: an earlier copy delayed before
+                    # the tap. If an earlier resend run skipped this PSN (a run resends
+                    # every PSN in order), it is that run's missing resend, late.
+                    for g in range(GAP_RING):
+                        if rgaps[h, g, 0] <= u < rgaps[h, g, 1]:
+                            late_rerun = rgaps[h, g, 2]
+                            if u >= rgaps[h, g, 3]:
+                                counts[h, K_LOST_BEFORE] -= 1      # late, not lost
+                            break
+                if late_rerun >= 0 or stale:
+                    delays[h] = True
+                if late_rerun >= 0:
+                    flags[i] |= F_RETX
+                    ref[i] = first_tx[i]
+                    msg[i] = msg[first_tx[i]]
+                    episode[i] = late_rerun
+                    counts[h, K_RETX] += 1
+                    counts[h, K_RETX_BYTES] += paylen[i]
+                elif stale:
+                    # A requester restarts only at an unacknowledged PSN: the original,
+                    # delayed past its own resend (which the first copy in its hole
+                    # was taken for), so not lost before the tap either.
+                    flags[i] |= F_LATE
+                    counts[h, K_LATE] += 1
+                    if flags[first_tx[i]] & F_RETX:
+                        for g in range(GAP_RING):
+                            if gaps[h, g, 0] <= u < gaps[h, g, 1]:
+                                counts[h, K_LOST_BEFORE] -= 1
+                                break
+                elif copy:
+                    # The network duplicated it (unless the next request continues it).
                     flags[i] |= F_COPY
                     ref[i] = prev_tx[i]
                     counts[h, K_COPIES] += 1
+                    copy_row[h] = i
+                    copy_next[h] = u + consume
+                    back2back[h] = b2b
                 elif seen or cause or ep_active[h] or not in_gap:
+                    if u == rnr_u[h] and \
+                            ts[i] - ts[rnr_row[h]] < RNR_TIMER_NS[(syn[rnr_row[h]] >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK]:
+                        # Sooner than the RNR NAK's timer allows (IBA: wait at least
+                        # that long): the RNR NAK never reached the requester (lost
+                        # after the tap); this resend answers another cause.
+                        rnr_u[h] = -1
+                        trig_kind[h] &= ~T_RNR
                     flags[i] |= F_RETX
+                    if unsure and not cause and not run:
+                        flags[i] |= F_AMBIGUOUS
                     ref[i] = first_tx[i] if seen else -1
                     msg[i] = msg[first_tx[i]] if seen else -1
                     counts[h, K_RETX] += 1
@@ -205,6 +341,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         ep_end[h] = high[h]
                         k = trig_kind[h] if trig_u[h] >= 0 else 0
                         trig[i] = trig_row[h]
+                        if (below and not run) or (cause and trig_u[h] < u and not seen
+                                                   and in_gap):
+                            # The cause asks for a restart at its own PSN, which the
+                            # tap did not see: this copy, quick after its last one or
+                            # filling a hole, may be late or duplicated instead.
+                            flags[i] |= F_AMBIGUOUS
                         if k & T_RNR:
                             reason[i] = REASON_RNR
                         elif k & T_NAK:
@@ -216,22 +358,40 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             counts[h, K_TIMEOUTS] += 1
                         if k & T_RNR:
                             counts[h, K_RNR_RETRIES] += 1
+                            if u > rnr_u[h]:
+                                # The retry run after the RNR wait, its first packet
+                                # (the refused PSN) lost before the tap: a later copy
+                                # of that PSN is not the RNR retry.
+                                rnr_u[h] = -1
                         # Every run restarting for a sequence NAK, an implied NAK or a
                         # timeout is a go-back-N; an RNR retry is one only when it also
                         # answers the first sequence NAK since forward progress.
                         if reason[i] != REASON_RNR or nak_new[h]:
                             counts[h, K_GBN] += 1
+                        if k & (T_NAK | T_RNR) and u == trig_u[h] and u > known[h]:
+                            # A restart at the PSN a NAK or RNR NAK named: the requester
+                            # got it, with its implicit ACK of every PSN before.
+                            known[h] = u
                         if reason[i] == REASON_TIMEOUT:
                             retrying[h] = True
-                        nak_new[h] = False
-                        trig_u[h] = -1
-                        trig_kind[h] = 0
-                        trig_row[h] = -1
-                    elif u > max(ep_next[h], acked[h]):
-                        # The resend run skipped unacknowledged PSNs: lost before the tap.
-                        flags[i] |= F_GAP
-                        gap[i] = u - max(ep_next[h], acked[h])
-                        counts[h, K_LOST_BEFORE] += gap[i]
+                        if not flags[i] & F_AMBIGUOUS:
+                            nak_new[h] = False
+                            trig_u[h] = -1
+                            trig_kind[h] = 0
+                            trig_row[h] = -1
+                    elif u > ep_next[h]:
+                        if u > max(ep_next[h], acked[h]):
+                            # The resend run skipped unacknowledged PSNs: lost before
+                            # the tap.
+                            flags[i] |= F_GAP
+                            gap[i] = u - max(ep_next[h], acked[h])
+                            counts[h, K_LOST_BEFORE] += gap[i]
+                        slot = rgap_at[h] % GAP_RING
+                        rgaps[h, slot, 0] = ep_next[h]
+                        rgaps[h, slot, 1] = u
+                        rgaps[h, slot, 2] = ep_cur[h]
+                        rgaps[h, slot, 3] = max(ep_next[h], acked[h])
+                        rgap_at[h] += 1
                     refused = u == rnr_u[h]      # an RNR NAK refused it: not lost
                     if refused:
                         flags[i] |= F_RNR_RETRY
@@ -244,6 +404,19 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             flags[p] |= F_LOST_AFTER
                             counts[h, K_LOST_AFTER] += 1
                         nak_u[h] = -1
+                    if flags[i] & F_EPISODE:
+                        ep_amb[h] = (flags[i] & F_AMBIGUOUS) != 0
+                        ep_row[h] = i
+                        back2back[h] = b2b
+                    elif ep_amb[h] and (delays[h] or back2back[h]):
+                        flags[i] |= F_AMBIGUOUS     # continues a run that may not be one
+                    elif ep_amb[h]:
+                        # Continued in order: the network does not make runs (and this
+                        # one has not been seen delaying copies), so it was one (unless
+                        # it repeated the request before it: a run continuing past a
+                        # duplicate).
+                        flags[ep_row[h]] &= ~F_AMBIGUOUS
+                        ep_amb[h] = False
                     episode[i] = ep_cur[h]
                     ep_last[h] = u
                     ep_next[h] = u + consume
@@ -279,8 +452,27 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             # once (and an RNR NAK answers a request), so the network duplicated it.
             _mark(flags, counts, i, h, F_COPY, K_COPIES)
             continue
+        if icrc[i] == CRC_BAD:
+            # The requester drops it: no acknowledgement, no retry cause. It was sent,
+            # so it still counts, and tells the responder's expected PSN.
+            if kind == SYN_RNR:
+                _mark(flags, counts, i, h, F_RNR, K_RNR)
+                epsn[h] = u
+            elif kind == SYN_NAK:
+                flags[i] |= F_NAK
+                code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
+                if code < 5:
+                    counts[h, K_NAK0 + code] += 1
+                if code == 0:
+                    epsn[h] = u
+            elif kind == SYN_ACK:
+                if c & C_ACK:
+                    counts[h, K_ACKS] += 1
+                if u + 1 > epsn[h]:
+                    epsn[h] = u + 1
+            continue
         if c & C_READ_RESP or c & C_ATOMIC_ACK:
-            if f_len[h] > 0 and not flags[i] & F_BAD_ICRC:
+            if f_len[h] > 0:
                 slot = f_head[h]
                 f_first, f_next, f_end = fifo[h, slot, 0], fifo[h, slot, 1], fifo[h, slot, 2]
                 if u >= f_end or u > f_next:
@@ -294,6 +486,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         trig_row[h] = i
                     trig_kind[h] |= T_IMPLIED
                 if u >= f_first and u == f_next:
+                    rd_row[h] = i
+                    rd_end[h] = f_end
                     fifo[h, slot, 1] = u + 1
                     if u + 1 >= f_end:
                         f_head[h] = (slot + 1) % READ_FIFO
@@ -308,6 +502,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             if c & C_ACK:
                 counts[h, K_ACKS] += 1
                 credits[i] = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
+                ack_row[h] = i
+                ack_u[h] = u
                 if f_len[h] > 0:
                     slot = f_head[h]
                     if u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
@@ -329,8 +525,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 acked[h] = u + 1
             if u + 1 > epsn[h]:
                 epsn[h] = u + 1
-            if trig_u[h] >= 0 and acked[h] > trig_u[h]:
-                trig_u[h] = -1        # the refused PSN is acknowledged: nothing to resend
+            if trig_u[h] >= 0 and acked[h] > trig_u[h] and not trig_kind[h] & T_IMPLIED:
+                # The refused PSN is acknowledged: nothing to resend. (Not an implied
+                # NAK: an ACK past a READ is what reveals its missing responses.)
+                trig_u[h] = -1
                 trig_kind[h] = 0
         elif kind == SYN_RNR or kind == SYN_NAK:
             code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
@@ -338,6 +536,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 _mark(flags, counts, i, h, F_RNR, K_RNR)
                 trig_kind[h] |= T_RNR
                 rnr_u[h] = u
+                rnr_row[h] = i
             else:
                 flags[i] |= F_NAK
                 if code < 5:
@@ -353,6 +552,16 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 if trig_u[h] < 0 or u < trig_u[h] or trig_row[h] < 0:
                     trig_u[h] = u
                 trig_row[h] = i
+                if f_len[h] > 0:
+                    # Its implicit ACK of every PSN before u covers a READ or atomic
+                    # still missing responses: an implied NAK, as for an ACK.
+                    slot = f_head[h]
+                    if u > fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
+                        flags[i] |= F_IMPLIED
+                        counts[h, K_IMPLIED] += 1
+                        if fifo[h, slot, 1] < trig_u[h]:
+                            trig_u[h] = fifo[h, slot, 1]
+                        trig_kind[h] |= T_IMPLIED
                 if u > acked[h]:
                     acked[h] = u
                 epsn[h] = u

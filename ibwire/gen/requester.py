@@ -199,6 +199,7 @@ class Requester:
             self.flight.append(msg)
             self.next_new = psn_add(self.next_new, msg.npsn)
         psn = pkt.psn
+        pkt.meta["npsn"] = consume          # PSNs it takes (the truth's view of the tap)
         self.cursor = psn_add(psn, consume)
         retransmission = psn_diff(psn, self.high) < 0
         if psn_diff(self.cursor, self.high) > 0:

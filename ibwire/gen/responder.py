@@ -216,7 +216,8 @@ class Responder:
         pkt = self._emit(RcInfo(OP_ACK, psn, syndrome=syndrome, msn=self.msn))
         code = syndrome_value(syndrome)
         if syndrome_type(syndrome) == SYN_TYPE_RNR:
-            pkt.meta["rnr_entry"] = self.truth.rnr(pkt, code, RNR_TIMER_US[code])
+            pkt.meta["rnr_entry"] = self.truth.rnr(pkt, code, RNR_TIMER_US[code],
+                                                   request_qp=self.ep.qpn)
         else:
             self.truth.nak(pkt, code, self.msn)
 

@@ -39,6 +39,8 @@ class Tap:
         self.tx_frames: dict[int, list[int]] = {}
         self.opcodes: Counter[int] = Counter()
         self.kinds: Counter[str] = Counter()
+        # Captured RC requests per stream (sending host, DestQP): frame, PSN, PSNs taken.
+        self.requests: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
 
     @property
     def count(self) -> int:
@@ -64,6 +66,9 @@ class Tap:
         number = len(self.frames)
         self.tx_frames.setdefault(pkt.tx, []).append(number)
         self.kinds[pkt.kind] += 1
+        if pkt.kind == "req":
+            self.requests.setdefault((pkt.src, pkt.qp), []).append(
+                (number, pkt.psn, pkt.meta.get("npsn", 1)))
         if pkt.opcode >= 0:
             self.opcodes[pkt.opcode] += 1
         return number

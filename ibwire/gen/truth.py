@@ -18,13 +18,29 @@ The truth document (`<name>.truth.json`, format "ibwire-gen-truth/1"):
   (`original_frame`), capture_loss, ecn_mark, rnr_injected (`hold_ns`);
 * `retransmissions[]`: every re-sent request with `reason` nak_seq | timeout |
   rnr | implied_nak (READ responses or atomic ACK missing), `trigger_frame` (the
-  NAK or response that caused it) and `attempt`;
+  NAK or response that caused it), `attempt` and `tap_visible` (below);
 * `naks[]` (PSN, `code`, MSN), `rnr_naks[]` (PSN, `timer_code`, `timer_us`,
-  `retry_frame`, `retry_wait_ns`), `cnps[]` and `becn_marked_responses[]` (with
+  `retry_frame`, `retry_wait_ns`, `tap_retry_frame`), `cnps[]` and
+  `becn_marked_responses[]` (with
   `cause_frame`), `corrupted_frames`, `opcode_counts`, `management[]` (every MAD);
 * `link` (credits on): buffer, period, drain rate, and per direction and VL the
   credit stall intervals (`start_ts_ns`, `end_ts_ns`, `blocks_needed`,
   `credits_available`, `released_by_frame`), final TBS, receiver overruns.
+
+What the tap can know. The truth records what happened; two facts in it are
+beyond any observer at the capture point, so each has a tap's-eye companion that
+analysers are checked against:
+
+* `tap_visible: false` on a retransmission none of whose earlier copies crossed the
+  tap (lost before it, or missed by the capture) while nothing after its PSN had been
+  captured either: at the tap it is, bit for bit and in sequence, a first
+  transmission (typically the last packet sent before a go-back-N, lost before the
+  tap, and sent again by the restart);
+* `tap_retry_frame` of an RNR NAK lost after the tap: the requester never saw it and
+  resent the PSN later for another reason (`retry_frame` null). IBA bounds the RNR
+  wait only from below, so the first resend of the refused PSN at least the RNR
+  timer after the NAK is, at the tap, that NAK's retry. An RNR NAK the capture
+  missed has none (`tap_retry_frame` null): its retry looks like a timeout.
 
 Directions are `a2b` (host A -> B) and `b2a`; `destqp`/`psn`/`opcode` are the
 BTH's. `ts_ns` is when the generator acted (sent, dropped, marked) on the capture's
@@ -38,6 +54,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ibwire.gen.faults import DIRS, Fate
+from ibwire.gen.rcwire import psn_add, psn_diff
 
 if TYPE_CHECKING:
     from ibwire.gen.clock import Clock
@@ -111,9 +128,10 @@ class Truth:
     def nak(self, pkt: Pkt, code: int, msn: int) -> None:
         self.naks.append({**self._pkt(pkt), "code": code, "msn": msn})
 
-    def rnr(self, pkt: Pkt, timer_code: int, timer_us: int) -> dict[str, Any]:
+    def rnr(self, pkt: Pkt, timer_code: int, timer_us: int, request_qp: int = -1
+            ) -> dict[str, Any]:
         entry = {**self._pkt(pkt), "timer_code": timer_code, "timer_us": timer_us,
-                 "retry_tx": None, "retry_wait_ns": None}
+                 "retry_tx": None, "retry_wait_ns": None, "request_qp": request_qp}
         self.rnrs.append(entry)
         return entry
 
@@ -145,13 +163,71 @@ class Truth:
                 e["original_frame"] = tap.first_frame(e["tx"])
         corrupted = sorted(e["frame"] for e in self.events
                            if e["kind"] == "corrupt" and e["frame"] is not None)
+        events = [fix(e) for e in self.events]
         return {
-            "events": [fix(e) for e in self.events],
-            "retransmissions": [fix(e) for e in self.retx],
+            "events": events,
+            "retransmissions": tap_view_retransmissions([fix(e) for e in self.retx], tap),
             "naks": [fix(e) for e in self.naks],
-            "rnr_naks": [fix(e) for e in self.rnrs],
+            "rnr_naks": tap_view_rnr([fix(e) for e in self.rnrs], events, tap),
             "cnps": [fix(e) for e in self.cnps],
             "becn_marked_responses": [fix(e) for e in self.becn],
             "corrupted_frames": corrupted,
             "receiver_discards": self.discards,
         }
+
+
+def _front_before(tap: Tap) -> dict[int, int | None]:
+    """For every captured request frame, the stream's front before it: the first PSN
+    after every request of its stream captured earlier (None for the first)."""
+    out: dict[int, int | None] = {}
+    for rows in tap.requests.values():
+        front: int | None = None
+        for frame, psn, npsn in rows:
+            out[frame] = front
+            end = psn_add(psn, npsn)
+            if front is None or psn_diff(end, front) > 0:
+                front = end
+    return out
+
+
+def tap_view_retransmissions(retx: list[dict[str, Any]], tap: Tap) -> list[dict[str, Any]]:
+    """Mark each retransmission `tap_visible`: False when, as it crosses the tap, no
+    earlier captured request of its stream reached its PSN. Every earlier copy was then
+    lost before the tap or missed by the capture, and nothing sent after them was seen,
+    so at the tap it is, bit for bit and in sequence, a first transmission: no observer
+    there can tell it was resent (docs/rc-analysis.md, "Limits")."""
+    front = _front_before(tap)
+    for e in retx:
+        f = e.get("frame")
+        if f is None:
+            e["tap_visible"] = False
+            continue
+        fr = front.get(f)
+        e["tap_visible"] = fr is not None and psn_diff(e["psn"], fr) < 0
+    return retx
+
+
+def tap_view_rnr(rnrs: list[dict[str, Any]], events: list[dict[str, Any]], tap: Tap
+                 ) -> list[dict[str, Any]]:
+    """`tap_retry_frame`: the RNR retry as the tap sees it. When the RNR NAK crossed the
+    tap and was lost after it, the requester never waited for it (`retry_frame` is
+    None) and resent the PSN later for another cause (its timeout). IBA gives the RNR
+    wait only a minimum, and the loss happened past the tap, so the first resend of the
+    refused PSN at least the RNR timer after the NAK is, at the tap, that NAK's retry.
+    An RNR NAK the capture missed has no retry the tap can know (null: it sees a
+    timeout-like resend). Otherwise `tap_retry_frame` equals `retry_frame`."""
+    lost = {e["frame"] for e in events
+            if e["kind"] == "loss" and e.get("where") == "after_tap" and e["frame"]}
+    ts = {i + 1: fr.ts_ns for i, fr in enumerate(tap.frames)}
+    for e in rnrs:
+        f = e["frame"]
+        e["tap_retry_frame"] = e["retry_frame"] if f is not None else None
+        if f is None or f not in lost or e["retry_frame"] is not None:
+            continue
+        src = 0 if e["direction"] == "b2a" else 1       # the requester's host
+        for frame, psn, _n in tap.requests.get((src, e.get("request_qp", -1)), []):
+            if frame > f and psn == e["psn"]:
+                if ts[frame] - ts[f] >= e["timer_us"] * 1000:
+                    e["tap_retry_frame"] = frame
+                break
+    return rnrs
