@@ -51,6 +51,12 @@ def _mark(flags, counts, i, h, flag, k):
     counts[h, k] += 1
 
 
+@njit(cache=True, inline="always")
+def _rnr_wait_ns(syndrome):
+    """The least wait an RNR NAK with this syndrome asks of the requester."""
+    return RNR_TIMER_NS[(syndrome >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK]
+
+
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
           flags, ref, episode, trig, acked_n, credits, msg, gap, reason, counts):
     n_hc = len(pmtu)
@@ -145,7 +151,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             b2b = seen and prev_tx[i] == last_req[h]
             last_req[h] = i
             if rnr_u[h] >= 0 and u > rnr_u[h] and \
-                    ts[i] - ts[rnr_row[h]] >= RNR_TIMER_NS[(syn[rnr_row[h]] >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK]:
+                    ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]):
                 # Past the refused PSN after the RNR wait: the requester has resent it
                 # (in order, first), and that retry was lost before the tap.
                 rnr_u[h] = -1
@@ -320,7 +326,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     back2back[h] = b2b
                 elif seen or cause or ep_active[h] or not in_gap:
                     if u == rnr_u[h] and \
-                            ts[i] - ts[rnr_row[h]] < RNR_TIMER_NS[(syn[rnr_row[h]] >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK]:
+                            ts[i] - ts[rnr_row[h]] < _rnr_wait_ns(syn[rnr_row[h]]):
                         # Sooner than the RNR NAK's timer allows (IBA: wait at least
                         # that long): the RNR NAK never reached the requester (lost
                         # after the tap); this resend answers another cause.
