@@ -8,6 +8,7 @@ import json
 import pytest
 from test_cli_common import run_cli
 
+from ibwire.analysis.rc_input import ENDPOINTS
 from ibwire.scale import chunks, rcmerge, runner
 from ibwire.scale.points import downstream
 
@@ -80,8 +81,9 @@ def test_points_compared_find_the_packets_lost_between(points):
 
 def test_pair_hash_is_unordered_and_split_keeps_every_row(points):
     cols = chunks.decode(chunks.Task(0, points[0], 5, 100))
-    assert (chunks.pair_hash(cols["ibwire.src"], cols["ibwire.dst"]) ==
-            chunks.pair_hash(cols["ibwire.dst"], cols["ibwire.src"])).all()
+    labels = cols[ENDPOINTS]
+    assert (chunks.pair_hash(cols["ibwire.src"], cols["ibwire.dst"], labels) ==
+            chunks.pair_hash(cols["ibwire.dst"], cols["ibwire.src"], labels)).all()
     assert cols["frame.number"][0] == 6 and len(cols["frame.number"]) == 100
     pieces = chunks.split(cols, 4)
     back = chunks.concat(pieces)

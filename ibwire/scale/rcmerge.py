@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ibwire.analysis.rc_input import ENDPOINTS
 from ibwire.scale.chunks import CAPTURE, engine_columns
 
 MAX_LISTED = 32       # PSNs listed per point pair (the count is always complete)
@@ -32,7 +33,8 @@ def analyse(cols: dict[str, np.ndarray]) -> dict[str, Any]:
         return out
     for point in np.unique(cols[CAPTURE]).tolist():
         rows = cols[CAPTURE] == point
-        res = analyze(engine_columns({k: v[rows] for k, v in cols.items()}))
+        res = analyze(engine_columns({k: v if k == ENDPOINTS else v[rows]
+                                      for k, v in cols.items()}))
         conns = [connection(res, h) for h in range(len(res.streams))]
         fn = res.cols["frame.number"]
         for h, c in enumerate(conns):
