@@ -41,7 +41,14 @@ def build_fabric(paths: Iterable[str]) -> Fabric:
     was read before the problem; the problem is in `fab.errors`."""
     rejected: list[tuple[int, int, str]] = []
     errors: list[str] = []
-    fab = fabric_from_mads(read_mads(list(paths), rejected, errors))
+    return fabric_of(read_mads(list(paths), rejected, errors), rejected, errors)
+
+
+def fabric_of(mads: Iterable[Mad], rejected: list[tuple[int, int, str]],
+              errors: list[str]) -> Fabric:
+    """The view of MADs read (in file order), with the MADs rejected for bad CRCs and
+    the files' read errors (`build_fabric`; also ibwire.scale's gathered MADs)."""
+    fab = fabric_from_mads(mads)
     fab.errors = errors
     if rejected:
         frames = ", ".join(str(frame) for _, frame, _ in rejected[:10])

@@ -20,18 +20,35 @@ from ibwire.scale import chunks, rcmerge
 DEFAULT_CHUNK = 50_000
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive integer: {text!r}")
+    return value
+
+
 def add_options(p: argparse.ArgumentParser) -> None:
-    """--jobs and --scheduler, the same on every analysing command."""
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
+    """--jobs, --scheduler and --chunk, the same on every analysing command."""
+    p.add_argument("--jobs", type=_positive, default=1, metavar="N",
                    help="run in N parallel workers (a local Dask cluster; 1 = this process)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on an existing Dask cluster (e.g. tcp://host:8786)")
-    p.add_argument("--chunk", type=int, default=DEFAULT_CHUNK, metavar="FRAMES",
-                   help=f"frames per decode task (default {DEFAULT_CHUNK})")
+    p.add_argument("--chunk", type=_positive, metavar="FRAMES",
+                   help=f"frames per decode task (default {DEFAULT_CHUNK}); given alone, "
+                        "the chunked path runs in this process (same results)")
 
 
 def parallel(args: argparse.Namespace) -> bool:
-    return bool(getattr(args, "scheduler", None)) or getattr(args, "jobs", 1) > 1
+    """Whether the command takes the chunked path (--jobs > 1, --scheduler or --chunk)."""
+    return bool(getattr(args, "scheduler", None)) or getattr(args, "jobs", 1) > 1 \
+        or getattr(args, "chunk", None) is not None
+
+
+def chunk_size(args: argparse.Namespace) -> int:
+    return getattr(args, "chunk", None) or DEFAULT_CHUNK
 
 
 @contextmanager
@@ -77,6 +94,14 @@ def rc_document(paths: list[str], c: Any = None, chunk: int = DEFAULT_CHUNK,
                    for p in range(parts)]
         results = c.gather(reduced)
     return rcmerge.gather(results, paths)
+
+
+def map_ordered(fn: Callable[[Any], Any], items: list[Any], c: Any = None) -> list[Any]:
+    """fn(item) for each item, on the client's workers (None: here), in item order. A
+    task's exception is raised here (e.g. `CaptureError` of a damaged file)."""
+    if c is None:
+        return [fn(x) for x in items]
+    return c.gather(c.map(fn, items, pure=False))
 
 
 def per_capture(fn: Callable[[str], str], paths: list[str], c: Any = None) -> list[str]:
