@@ -59,16 +59,31 @@ def client(jobs: int = 1, scheduler: str | None = None, processes: bool = True
         yield None
         return
     try:
-        from dask.distributed import Client, LocalCluster
+        from dask.distributed import Client
     except ImportError as exc:
         raise SystemExit("--jobs/--scheduler need Dask: pip install 'ibwire[dask]'") from exc
     if scheduler:
         with Client(scheduler) as c:
             yield c
         return
-    with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=processes,
-                      dashboard_address=None) as cluster, Client(cluster) as c:
+    with local_cluster(jobs, processes) as cluster, Client(cluster) as c:
         yield c
+
+
+def local_cluster(jobs: int, processes: bool = True) -> Any:
+    """The LocalCluster of `--jobs N`: N single-threaded workers.
+
+    Dask's nannies start workers with MALLOC_TRIM_THRESHOLD_=65536, which also fixes
+    glibc's mmap threshold: every array over 128 kB is then a fresh mapping, faulted
+    in page by page. The workers allocate many such arrays per chunk (columns of tens
+    of thousands of rows); measured, that cost 40-60 % more CPU than the same work in
+    this process. Memory here is bounded by the chunk size, so the setting is dropped
+    (a remote cluster is configured by whoever runs it: docs/scale-out.md)."""
+    import dask
+    from dask.distributed import LocalCluster
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+        return LocalCluster(n_workers=jobs, threads_per_worker=1, processes=processes,
+                            dashboard_address=None)
 
 
 def _decode_split(task: chunks.Task, parts: int) -> list[dict[str, Any]]:
