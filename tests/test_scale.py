@@ -101,3 +101,20 @@ def test_cli_rc_jobs_and_several_points(points):
     rc4, s1, _ = run_cli("stats", a, "-z", "io,phs")
     rc5, s2, _ = run_cli("stats", a, "-z", "io,phs", "--jobs", "2")
     assert rc4 == rc5 == 0 and s1 == s2
+
+
+def test_bulk_host_pairs_spread_connections_over_endpoint_pairs(tmp_path):
+    """The benchmark's captures (tools/bench_scale.py): connections between several
+    host pairs, so the shuffle has more than one endpoint pair to spread; analysed
+    the same on 1 and 2 partitions, without an episode."""
+    from ibwire.analysis.rc_input import rc_columns
+    from ibwire.gen.bulk import BulkConfig, bulk_write
+    path = str(tmp_path / "pairs.pcap")
+    bulk_write(path, BulkConfig(packets=3000, connections=6, host_pairs=3))
+    cols = rc_columns(path)
+    assert len(cols[ENDPOINTS]) == 6
+    hashes = chunks.pair_hash(cols["ibwire.src"], cols["ibwire.dst"], cols[ENDPOINTS])
+    assert len(set(hashes.tolist())) == 3
+    one = runner.rc_document([path], None, chunk=700, parts=1)
+    assert runner.rc_document([path], None, chunk=450, parts=2) == one
+    assert len(one["connections"]) == 6 and not one["episodes"]
