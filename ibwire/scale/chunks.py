@@ -14,6 +14,8 @@ shuffle moves 4 bytes per endpoint, and the partition numbers them again.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 from zlib import crc32
 
 import numpy as np
@@ -39,14 +41,15 @@ class Task:
         return self.start, self.count, self.offset
 
 
-def tasks(paths: list[str], chunk: int) -> list[Task]:
+def tasks(paths: list[str], chunk: int, client: Any = None) -> list[Task]:
     """Spans of at most `chunk` records, capture by capture (one record-kernel pass
-    over each file, no decoding)."""
+    over each file, no decoding; files indexed in parallel on the client's workers)."""
     from ibwire.engines.span import record_index, spans
+    from ibwire.scale.runner import map_ordered
 
     out: list[Task] = []
-    for c, path in enumerate(paths):
-        idx = record_index(path, chunk)
+    indexes = map_ordered(partial(record_index, every=chunk), paths, client)
+    for c, (path, idx) in enumerate(zip(paths, indexes)):
         if not idx.clean:
             out.append(Task(c, path, 0, WHOLE))
             continue

@@ -35,5 +35,5 @@ def credit_columns(path: str, c: Any = None, chunk: int = 50_000) -> dict[str, n
     from ibwire.analysis.credit_bulk import DTYPES
     from ibwire.scale.runner import map_ordered
 
-    parts = map_ordered(part, chunks.tasks([path], chunk), c)
+    parts = map_ordered(part, chunks.tasks([path], chunk, c), c)
     return parts[0] if len(parts) == 1 else bi.concat(parts, DTYPES)

@@ -50,7 +50,7 @@ def build_fabric(paths: list[str], c: Any = None, chunk: int = 50_000) -> Any:
 
     rejected: list[tuple[int, int, str]] = []
     errors: list[str] = []
-    tasks = chunks.tasks(paths, chunk)
+    tasks = chunks.tasks(paths, chunk, c)
     mads: list[Mad] = []
     for task, frames in zip(tasks, map_ordered(mad_frames, tasks, c)):
         if frames is None:   # damage: read as build_fabric reads it (what was read, the error)

@@ -97,7 +97,7 @@ def _reduce(*pieces: dict[str, Any]) -> dict[str, Any]:
 def rc_document(paths: list[str], c: Any = None, chunk: int = DEFAULT_CHUNK,
                 parts: int | None = None) -> dict[str, Any]:
     """`ibwire rc -T json` of one or many captures (points), chunked and shuffled."""
-    tasks = chunks.tasks(paths, chunk)
+    tasks = chunks.tasks(paths, chunk, c)
     if c is None:
         parts = parts or 1
         mapped = [_decode_split(t, parts) for t in tasks]
