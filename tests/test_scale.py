@@ -118,3 +118,15 @@ def test_bulk_host_pairs_spread_connections_over_endpoint_pairs(tmp_path):
     one = runner.rc_document([path], None, chunk=700, parts=1)
     assert runner.rc_document([path], None, chunk=450, parts=2) == one
     assert len(one["connections"]) == 6 and not one["episodes"]
+
+
+def test_partitions_do_not_change_big_captures(tmp_path):
+    """Past the RC engine's pairing window (2^18 transport rows per analysis) the
+    result still does not depend on which endpoint pairs share a partition."""
+    from ibwire.analysis.rc_pair import _HEAD_ROWS
+    from ibwire.gen.bulk import BulkConfig, bulk_write
+    path = str(tmp_path / "big.pcap")
+    bulk_write(path, BulkConfig(packets=_HEAD_ROWS + 40_000, connections=6, host_pairs=3))
+    one = runner.rc_document([path], None, chunk=100_000, parts=1)
+    assert runner.rc_document([path], None, chunk=70_000, parts=3) == one
+    assert sum(c["packets"] for c in one["connections"]) == _HEAD_ROWS + 40_000

@@ -2,9 +2,9 @@
 
 Each partition holds every row of the endpoint pairs hashed to it, from every
 capture point. The RC engine runs once per capture point (one vantage point is
-what its rules assume); a connection seen at several points is then compared
-point against point: request PSNs seen upstream (earlier on the command line) but
-not downstream were lost between the two points.
+what its rules assume) and endpoint pair; a connection seen at several points is
+then compared point against point: request PSNs seen upstream (earlier on the
+command line) but not downstream were lost between the two points.
 
 Gathering renumbers connections and episodes in one canonical order (capture
 point, requester, responder, QPs; episodes by capture point and first frame), so
@@ -18,35 +18,48 @@ from typing import Any
 import numpy as np
 
 from ibwire.analysis.rc_input import ENDPOINTS
-from ibwire.scale.chunks import CAPTURE, engine_columns
+from ibwire.scale.chunks import CAPTURE, PAIR, engine_columns
 
 MAX_LISTED = 32       # PSNs listed per point pair (the count is always complete)
 
 
 def analyse(cols: dict[str, np.ndarray]) -> dict[str, Any]:
-    """Connections, episodes and point comparisons of one partition."""
-    from ibwire.analysis.rc import analyze
-    from ibwire.analysis.rc_report import connection
+    """Connections, episodes and point comparisons of one partition.
 
+    The RC engine runs once per capture point and endpoint pair (pair hash): its
+    pairing only ever matches streams of one endpoint pair, but its bounds (how many
+    rows pairing looks at, the PSN ring per stream) depend on everything it is
+    given, so analysing each pair alone keeps the result independent of which pairs
+    share a partition, i.e. of the number of partitions and workers."""
     out: dict[str, Any] = {"connections": [], "episodes": [], "psns": {}}
     if not cols:
         return out
-    for point in np.unique(cols[CAPTURE]).tolist():
-        rows = cols[CAPTURE] == point
-        res = analyze(engine_columns({k: v if k == ENDPOINTS else v[rows]
-                                      for k, v in cols.items()}))
-        conns = [connection(res, h) for h in range(len(res.streams))]
-        fn = res.cols["frame.number"]
-        for h, c in enumerate(conns):
-            c["capture_point"] = point
-            c["_first"] = int(fn[res.streams.hc == h].min(initial=fn.max(initial=0)))
-        out["connections"] += conns
-        for e in res.episodes:
-            e = dict(e, capture_point=point)
-            e["_key"] = _key(conns[e["half_connection"]])
-            out["episodes"].append(e)
-        out["psns"].update(_request_psns(res, conns, point))
+    group = (cols[CAPTURE].astype(np.int64) << 32) | cols[PAIR].astype(np.int64)
+    order = np.argsort(group, kind="stable")          # stable: frame order kept
+    bounds = np.flatnonzero(np.diff(group[order])) + 1
+    for rows in np.split(order, bounds):
+        point = int(cols[CAPTURE][rows[0]])
+        _analyse_one(engine_columns({k: v if k == ENDPOINTS else v[rows]
+                                     for k, v in cols.items()}), point, out)
     return out
+
+
+def _analyse_one(cols: dict[str, np.ndarray], point: int, out: dict[str, Any]) -> None:
+    from ibwire.analysis.rc import analyze
+    from ibwire.analysis.rc_report import connection
+
+    res = analyze(cols)
+    conns = [connection(res, h) for h in range(len(res.streams))]
+    fn = res.cols["frame.number"]
+    for h, c in enumerate(conns):
+        c["capture_point"] = point
+        c["_first"] = int(fn[res.streams.hc == h].min(initial=fn.max(initial=0)))
+    out["connections"] += conns
+    for e in res.episodes:
+        e = dict(e, capture_point=point)
+        e["_key"] = _key(conns[e["half_connection"]])
+        out["episodes"].append(e)
+    out["psns"].update(_request_psns(res, conns, point))
 
 
 def _key(c: dict[str, Any]) -> tuple:
