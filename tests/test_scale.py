@@ -50,8 +50,10 @@ def test_one_capture_chunked_equals_ibwire_rc(points):
     ref = json.loads(out)
     whole = runner.rc_document([a], None, chunk=10**6, parts=1)
     assert _plain(whole) == _plain(ref) and len(ref["connections"]) == 6
+    assert whole == ref      # numbering too: the engine's order of half-connections
     for chunk, parts in ((37, 3), (100, 5), (1, 2)):
         assert runner.rc_document([a], None, chunk=chunk, parts=parts) == whole
+    assert run_cli("rc", a, "-T", "json", "--chunk", "41") == (0, out, "")
 
 
 def test_rc_and_stats_equal_on_1_and_4_dask_workers(points):
@@ -63,7 +65,9 @@ def test_rc_and_stats_equal_on_1_and_4_dask_workers(points):
         assert len(c.scheduler_info()["workers"]) == 4
         four = runner.rc_document([a, b], c, chunk=57)
         stats4 = runner.per_capture(runner.stats_text, [a, b], c)
+        alone4 = runner.rc_document([a], c, chunk=33)
     assert json.dumps(four) == json.dumps(one)
+    assert json.dumps(alone4, indent=1) + "\n" == run_cli("rc", a, "-T", "json")[1]
     assert stats4 == stats1 and "Protocol Hierarchy" in stats1[0]
 
 

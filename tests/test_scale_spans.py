@@ -136,5 +136,7 @@ def test_rc_json_whatever_the_format_and_chunking(caps, fmt):
     path = caps[fmt]
     whole = runner.rc_document([path], None, chunk=10**6, parts=1)
     assert whole["connections"]
+    rc, ref, _ = run_cli("rc", path, "-T", "json")
+    assert rc == 0 and json.loads(ref) == whole    # `ibwire rc`'s document, numbering too
     for chunk, parts in ((29, 3), (1000, 2)):
         assert runner.rc_document([path], None, chunk=chunk, parts=parts) == whole
