@@ -54,7 +54,14 @@ def run(args: argparse.Namespace, out: Output) -> int:
         raise UsageError("no capture file given")
     from ibwire.cli import scaled
     from ibwire.scale import runner
-    fab = scaled.build_fabric(args) if runner.parallel(args) else build_fabric(args.files)
+    if runner.parallel(args):
+        try:
+            fab = scaled.build_fabric(args)
+        except OSError as exc:      # e.g. a --scheduler that does not answer
+            error(str(exc))
+            return 1
+    else:
+        fab = build_fabric(args.files)
     if args.fmt == "json":
         out.write(json.dumps(fabric_dict(fab), indent=1) + "\n")
     elif args.topology:
