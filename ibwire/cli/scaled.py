@@ -30,7 +30,7 @@ def rc(args: argparse.Namespace, out: Output) -> int:
     try:
         with runner.client(args.jobs, args.scheduler) as c:
             doc = runner.rc_document(_paths(args), c, runner.chunk_size(args))
-    except (CaptureError, OSError) as exc:
+    except CaptureError as exc:     # an OSError goes to main's handler, as without --jobs
         error(str(exc))
         return 1
     if args.fmt == "json":

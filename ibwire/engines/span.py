@@ -49,8 +49,9 @@ def record_index(path: str | os.PathLike[str], every: int) -> Index:
     try:
         for b in scan.batches(path, scan.DEFAULT_CHUNK):
             n = len(b)
-            if b.base < 0:          # the resynchronising reader took over: damage
-                clean = False
+            if b.base < 0:          # the resynchronising reader took over: damage,
+                clean = False       # the file is read whole; no need to go on
+                break
             first_here = -(-b.first // every) * every   # first multiple of `every` in b
             offsets += b.roff[first_here - b.first:n:every].tolist()
             count = b.first + n
