@@ -4,7 +4,7 @@ second with 1 worker (this process) and with N Dask worker processes, on the sam
 generated multi-capture set, in one run (docs/scale-out.md).
 
     python tools/bench_scale.py --packets 2000000 --workers 1,1d,2
-    python tools/bench.py --scale 200000          # the same, from the main benchmark
+    python tools/bench.py --scale 2000000         # the same, from the main benchmark
 
 Rates are wall-clock (workers run in other processes): on a shared machine compare
 the ratios of one run, not absolute numbers. Cluster start-up is excluded (the
