@@ -72,7 +72,8 @@ def test_spans_give_the_records_of_the_whole_scan(caps, fmt):
     whole = _records(scan.batches(path))
     n = len(whole["cap"])
     assert n > 400
-    for every in (1, 7, 100, 10**6):
+    # One-record spans only where they seek: elsewhere each span scans what precedes it.
+    for every in ((1, 7, 100, 10**6) if fmt == "pcap" else (7, 100, 10**6)):
         idx = record_index(path, every)
         assert idx.clean and idx.count == n and len(idx.offsets) == -(-n // every)
         if fmt == "pcap":   # the offsets are those of the records, read directly
