@@ -8,6 +8,7 @@ import json
 import pytest
 from test_cli_common import run_cli
 
+from ibwire.analysis.rc_input import ENDPOINTS
 from ibwire.scale import chunks, rcmerge, runner
 from ibwire.scale.points import downstream
 
@@ -49,8 +50,10 @@ def test_one_capture_chunked_equals_ibwire_rc(points):
     ref = json.loads(out)
     whole = runner.rc_document([a], None, chunk=10**6, parts=1)
     assert _plain(whole) == _plain(ref) and len(ref["connections"]) == 6
+    assert whole == ref      # numbering too: the engine's order of half-connections
     for chunk, parts in ((37, 3), (100, 5), (1, 2)):
         assert runner.rc_document([a], None, chunk=chunk, parts=parts) == whole
+    assert run_cli("rc", a, "-T", "json", "--chunk", "41") == (0, out, "")
 
 
 def test_rc_and_stats_equal_on_1_and_4_dask_workers(points):
@@ -62,7 +65,9 @@ def test_rc_and_stats_equal_on_1_and_4_dask_workers(points):
         assert len(c.scheduler_info()["workers"]) == 4
         four = runner.rc_document([a, b], c, chunk=57)
         stats4 = runner.per_capture(runner.stats_text, [a, b], c)
+        alone4 = runner.rc_document([a], c, chunk=33)
     assert json.dumps(four) == json.dumps(one)
+    assert json.dumps(alone4, indent=1) + "\n" == run_cli("rc", a, "-T", "json")[1]
     assert stats4 == stats1 and "Protocol Hierarchy" in stats1[0]
 
 
@@ -80,8 +85,9 @@ def test_points_compared_find_the_packets_lost_between(points):
 
 def test_pair_hash_is_unordered_and_split_keeps_every_row(points):
     cols = chunks.decode(chunks.Task(0, points[0], 5, 100))
-    assert (chunks.pair_hash(cols["ibwire.src"], cols["ibwire.dst"]) ==
-            chunks.pair_hash(cols["ibwire.dst"], cols["ibwire.src"])).all()
+    labels = cols[ENDPOINTS]
+    assert (chunks.pair_hash(cols["ibwire.src"], cols["ibwire.dst"], labels) ==
+            chunks.pair_hash(cols["ibwire.dst"], cols["ibwire.src"], labels)).all()
     assert cols["frame.number"][0] == 6 and len(cols["frame.number"]) == 100
     pieces = chunks.split(cols, 4)
     back = chunks.concat(pieces)
@@ -99,3 +105,32 @@ def test_cli_rc_jobs_and_several_points(points):
     rc4, s1, _ = run_cli("stats", a, "-z", "io,phs")
     rc5, s2, _ = run_cli("stats", a, "-z", "io,phs", "--jobs", "2")
     assert rc4 == rc5 == 0 and s1 == s2
+
+
+def test_bulk_host_pairs_spread_connections_over_endpoint_pairs(tmp_path):
+    """The benchmark's captures (tools/bench_scale.py): connections between several
+    host pairs, so the shuffle has more than one endpoint pair to spread; analysed
+    the same on 1 and 2 partitions, without an episode."""
+    from ibwire.analysis.rc_input import rc_columns
+    from ibwire.gen.bulk import BulkConfig, bulk_write
+    path = str(tmp_path / "pairs.pcap")
+    bulk_write(path, BulkConfig(packets=3000, connections=6, host_pairs=3))
+    cols = rc_columns(path)
+    assert len(cols[ENDPOINTS]) == 6
+    hashes = chunks.pair_hash(cols["ibwire.src"], cols["ibwire.dst"], cols[ENDPOINTS])
+    assert len(set(hashes.tolist())) == 3
+    one = runner.rc_document([path], None, chunk=700, parts=1)
+    assert runner.rc_document([path], None, chunk=450, parts=2) == one
+    assert len(one["connections"]) == 6 and not one["episodes"]
+
+
+def test_partitions_do_not_change_big_captures(tmp_path):
+    """Past the RC engine's pairing window (2^18 transport rows per analysis) the
+    result still does not depend on which endpoint pairs share a partition."""
+    from ibwire.analysis.rc_pair import _HEAD_ROWS
+    from ibwire.gen.bulk import BulkConfig, bulk_write
+    path = str(tmp_path / "big.pcap")
+    bulk_write(path, BulkConfig(packets=_HEAD_ROWS + 40_000, connections=6, host_pairs=3))
+    one = runner.rc_document([path], None, chunk=100_000, parts=1)
+    assert runner.rc_document([path], None, chunk=70_000, parts=3) == one
+    assert sum(c["packets"] for c in one["connections"]) == _HEAD_ROWS + 40_000

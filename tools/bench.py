@@ -4,7 +4,7 @@
     python tools/bench.py                       # 1M and 10M packets, RoCEv2 pcap + native ERF
     python tools/bench.py --sizes 200k --peer-packets 50000 --json out.json
     python tools/bench.py --sizes 0 --engines 10M  # only the RC and credit engines
-    python tools/bench.py --scale 200000        # --jobs scaling: 1 and 2 Dask workers
+    python tools/bench.py --scale 2000000       # --jobs scaling: 1 and 2 Dask workers
 
 Captures are generated once with the Numba bulk writer (`ibwire.gen.bulk`) into a
 cache directory (default ~/.cache/ibwire-bench, never the repository) and reused:

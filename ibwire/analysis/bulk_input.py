@@ -28,11 +28,12 @@ ENGINE_ERRORS = (EOFError, OSError, zlib.error)
 
 
 def chunks(path: str | os.PathLike[str], fields: Iterable[str],
-           strict: bool = True) -> Iterator[Chunk]:
-    """The capture's chunks; a damaged file raises `CaptureError` after every good
-    frame (`strict`), or ends there (`strict=False`), as the per-packet reader."""
+           strict: bool = True, span: tuple[int, int, int] | None = None) -> Iterator[Chunk]:
+    """The capture's chunks (only `span`'s records when given, `ibwire.engines.span`);
+    a damaged file raises `CaptureError` after every good frame (`strict`), or ends
+    there (`strict=False`), as the per-packet reader."""
     try:
-        yield from iter_chunks(path, fields)
+        yield from iter_chunks(path, fields, span=span)
     except CaptureError:
         if strict:
             raise

@@ -47,6 +47,9 @@ _COMPUTED = {_CREDITS, *_MACC}
 _WIDTH = {"ip.src": 4, "ip.dst": 4, "ipv6.src": 16, "ipv6.dst": 16, "eth.src": 6, "eth.dst": 6}
 FIELDS = sorted({TIME_COLUMN, _SYNDROME, _LRH, _MALFORMED, *_ETHERTYPES, *STRING_COLUMNS}
                 | {n for n, _ in INT_COLUMNS if n not in _COMPUTED})
+# The joined columns' dtypes.
+DTYPES: dict[str, object] = {TIME_COLUMN: np.int64, **dict(INT_COLUMNS),
+                             **{name: object for name in STRING_COLUMNS}}
 # Credit code 31: no credit information (`CREDITS` has the 31 codes before it).
 _CREDIT_OF = np.array([*CREDITS, -1], np.int64)
 
@@ -57,10 +60,11 @@ def _credits(ch: bi.Chunk) -> np.ndarray:
     return np.where(ack, _CREDIT_OF[syn & 0x1F], -1)
 
 
-def credit_part(ch: bi.Chunk, packet: Callable[[int], Packet] | None = None
-                ) -> dict[str, np.ndarray]:
-    """One chunk's rows of the columns (integers as int64); `packet(row)`: the
-    chunk's per-packet decode, if the caller keeps one."""
+def chunk_columns(ch: bi.Chunk, packet: Callable[[int], Packet] | None = None
+                  ) -> dict[str, np.ndarray]:
+    """One chunk's columns (int64 and text; `bi.concat(parts, DTYPES)` joins them);
+    `packet(row)`: the chunk's per-packet decode, if the caller keeps one. Also the
+    workers' decode (ibwire.scale) and the report's (report.bulk_read)."""
     part = {TIME_COLUMN: bi.ints(ch, TIME_COLUMN)}
     for name, _ in INT_COLUMNS:
         if name not in _COMPUTED:
@@ -102,7 +106,5 @@ def _bulk(path: str | os.PathLike[str], strict: bool) -> dict[str, np.ndarray]:
             # The record kernels met damage and the resynchronising reader took over;
             # these columns read a file strictly (`ibwire.read`), so read it that way.
             return credit_columns_per_packet(path, strict)
-        parts.append(credit_part(ch))
-    dtypes: dict[str, object] = {TIME_COLUMN: np.int64, **dict(INT_COLUMNS)}
-    dtypes.update({name: object for name in STRING_COLUMNS})
-    return bi.concat(parts, dtypes)
+        parts.append(chunk_columns(ch))
+    return bi.concat(parts, DTYPES)

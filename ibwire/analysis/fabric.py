@@ -46,8 +46,9 @@ def build_fabric(paths: Iterable[str]) -> Fabric:
 
 def fabric_of(mads: Iterable[Mad], rejected: list[tuple[int, int, str]],
               errors: list[str]) -> Fabric:
-    """`build_fabric` of MADs read elsewhere (`fabric_mads.checked_mad` of every
-    packet, in file order): `rejected` and `errors` fill as `read_mads` fills them."""
+    """The view of MADs read elsewhere (`fabric_mads.checked_mad` of every packet, in
+    file order): `rejected` and `errors` fill as `read_mads` fills them (`build_fabric`;
+    also the report's bulk read and ibwire.scale's gathered MADs)."""
     fab = fabric_from_mads(mads)
     fab.errors = errors
     if rejected:

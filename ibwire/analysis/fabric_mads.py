@@ -112,16 +112,24 @@ def read_mads(paths: Iterable[str], rejected: list[tuple[int, int, str]] | None 
     before the problem, and the problem is appended (else it is raised)."""
     for source, path in enumerate(paths):
         try:
-            yield from _file_mads(path, source, rejected)
+            yield from file_mads(path, source, rejected)
         except (CaptureError, OSError) as exc:
             if errors is None:
                 raise
             errors.append(str(exc))
 
 
-def _file_mads(path: str, source: int, rejected: list[tuple[int, int, str]] | None
-               ) -> Iterator[Mad]:
-    for n, pkt in enumerate(ibwire.read(path), start=1):
+def file_mads(path: str, source: int, rejected: list[tuple[int, int, str]] | None
+              ) -> Iterator[Mad]:
+    """The MADs of one capture file (index `source`); a read error is raised."""
+    yield from packet_mads(enumerate(ibwire.read(path), start=1), source, rejected)
+
+
+def packet_mads(numbered: Iterable[tuple[int, Packet]], source: int,
+                rejected: list[tuple[int, int, str]] | None) -> Iterator[Mad]:
+    """The MADs of (frame number, decoded packet) pairs of capture `source`, as
+    `read_mads` keeps them (also for frames picked by the workers of ibwire.scale)."""
+    for n, pkt in numbered:
         mad = checked_mad(pkt, n, source, rejected)
         if mad is not None:
             yield mad

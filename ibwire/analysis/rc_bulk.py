@@ -77,17 +77,18 @@ def rc_columns_bulk(path: PathOrFile, *, strict: bool = True) -> dict[str, np.nd
 
 def _bulk(path: str | os.PathLike[str], strict: bool) -> dict[str, np.ndarray]:
     labels: dict[str, int] = {}
-    parts = [rc_part(ch, labels) for ch in bi.chunks(path, FIELDS, strict)]
+    parts = [chunk_columns(ch, labels) for ch in bi.chunks(path, FIELDS, strict)]
     out = bi.concat(parts, dict(COLUMNS))
     out[ENDPOINTS] = np.asarray(list(labels), dtype=object)
     return out
 
 
-def rc_part(ch: bi.Chunk, labels: dict[str, int],
-            packet: Callable[[int], Packet] | None = None) -> dict[str, np.ndarray]:
-    """One chunk's rows of the columns (int64; `ENDPOINTS` is `labels`, which numbers
-    endpoint labels across chunks). `packet(row)`: the chunk's per-packet decode, if
-    the caller keeps one (else rows are decoded here)."""
+def chunk_columns(ch: bi.Chunk, labels: dict[str, int],
+                  packet: Callable[[int], Packet] | None = None) -> dict[str, np.ndarray]:
+    """One chunk's RC columns (int64); endpoints numbered through `labels` (label ->
+    number, extended in order of first use). `packet(row)`: the chunk's per-packet
+    decode, if the caller keeps one (else rows are decoded here). Also the workers'
+    decode (ibwire.scale) and the report's (report.bulk_read)."""
     part = {name: bi.ints(ch, _RENAMED.get(name, name)) for name, _ in COLUMNS
             if name not in _COMPUTED}
     uniq, inverse = bi.unique_rows(_endpoint_keys(ch))
@@ -96,7 +97,8 @@ def rc_part(ch: bi.Chunk, labels: dict[str, int],
     ends = ids[inverse].reshape(len(ch), 2) if len(ch) else np.zeros((0, 2), np.int64)
     part["ibwire.src"], part["ibwire.dst"] = ends[:, 0], ends[:, 1]
     cm = {name: np.full(len(ch), -1, np.int64) for name in _CM}
-    for i, pkt in bi.decoded(ch, np.flatnonzero(bi.ints(ch, "ibwire.offset.mad") >= 0), packet):
+    mads = np.flatnonzero(bi.ints(ch, "ibwire.offset.mad") >= 0)
+    for i, pkt in bi.decoded(ch, mads, packet):
         for name in _CM:
             v = pkt.get(name)
             cm[name][i] = -1 if v is None else int(v)

@@ -41,6 +41,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--prio-map", type=_prio_map, default="auto", metavar="MAP",
                    help="frame priority: pcp (VLAN PCP), dscp (DSCP>>3), auto (PCP when "
                         "tagged, else DSCP>>3) or a table dscp:26=3,48=6")
+    from ibwire.scale.runner import add_options
+    add_options(p)
 
 
 def _prio_map(text: str) -> str:
@@ -176,10 +178,15 @@ def _qos(doc: dict[str, Any], out: Output | Lines) -> None:
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
+    from ibwire.cli import scaled
+    from ibwire.scale import runner
     opts = LinkOptions(args.tx_to_tap_ns, args.tap_to_rx_ns, args.link_gbps, args.storm_ms,
                        args.prio_map, args.cnp_gap_ns)
     try:
-        cols = credit_columns(args.file)
+        if runner.parallel(args):
+            cols = scaled.credit_columns(args)
+        else:
+            cols = credit_columns(args.file)
     except (CaptureError, OSError) as exc:
         return failed(f"{args.file}: {exc}")
     doc = link_report(cols, opts, file=args.file)

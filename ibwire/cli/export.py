@@ -40,7 +40,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
     try:
         with runner.client(args.jobs, args.scheduler) as c:
             manifest = export(args.files, args.parquet, bucket_ns=int(args.bucket_ms * 1e6),
-                              analysis=not args.no_analysis, client=c, chunk=args.chunk)
+                              analysis=not args.no_analysis, client=c,
+                              chunk=runner.chunk_size(args))
     except (CaptureError, OSError) as exc:
         return failed(str(exc))
     out.write(json.dumps(manifest, indent=1) + "\n")

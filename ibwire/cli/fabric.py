@@ -42,6 +42,8 @@ def add_parser(sub: Any) -> None:
                    help="output format: text (default) or json (all of the view)")
     p.add_argument("--no-color", dest="color", action="store_false", default=None,
                    help="plain text even on a terminal")
+    from ibwire.scale.runner import add_options
+    add_options(p)
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
@@ -50,7 +52,16 @@ def run(args: argparse.Namespace, out: Output) -> int:
     from ibwire.analysis.fabric_json import fabric_dict
     if not args.files:
         raise UsageError("no capture file given")
-    fab = build_fabric(args.files)
+    from ibwire.cli import scaled
+    from ibwire.scale import runner
+    if runner.parallel(args):
+        try:
+            fab = scaled.build_fabric(args)
+        except OSError as exc:      # e.g. a --scheduler that does not answer
+            error(str(exc))
+            return 1
+    else:
+        fab = build_fabric(args.files)
     if args.fmt == "json":
         out.write(json.dumps(fabric_dict(fab), indent=1) + "\n")
     elif args.topology:

@@ -29,8 +29,8 @@ def rc(args: argparse.Namespace, out: Output) -> int:
         return 2
     try:
         with runner.client(args.jobs, args.scheduler) as c:
-            doc = runner.rc_document(_paths(args), c, args.chunk)
-    except (CaptureError, OSError) as exc:
+            doc = runner.rc_document(_paths(args), c, runner.chunk_size(args))
+    except CaptureError as exc:     # an OSError goes to main's handler, as without --jobs
         return failed(str(exc))
     if args.fmt == "json":
         out.write(json.dumps(doc, indent=1) + "\n")
@@ -57,3 +57,17 @@ def stats(args: argparse.Namespace, out: Output) -> int:
             out.line(f"# {path}")
         out.write(body)
     return 0
+
+
+def credit_columns(args: argparse.Namespace) -> dict:
+    """`ibwire credits`' columns, chunked on the workers (`ibwire.scale.credits`)."""
+    from ibwire.scale.credits import credit_columns as chunked
+    with runner.client(args.jobs, args.scheduler) as c:
+        return chunked(args.file, c, runner.chunk_size(args))
+
+
+def build_fabric(args: argparse.Namespace) -> object:
+    """`ibwire fabric`'s view, the MAD frames found on the workers (`ibwire.scale.fabric`)."""
+    from ibwire.scale.fabric import build_fabric as chunked
+    with runner.client(args.jobs, args.scheduler) as c:
+        return chunked(args.files, c, runner.chunk_size(args))

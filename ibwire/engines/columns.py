@@ -27,6 +27,7 @@ from ibwire.engines.extract import Plan, layer_values
 from ibwire.engines.place import FB, IB_OFF, ICRC_AT, MAL, N_INFO, PAY_LEN, PAY_OFF, VCRC_AT, place
 from ibwire.engines.pool import Pool
 from ibwire.engines.scan import DEFAULT_CHUNK, Batch, batches
+from ibwire.engines.span import span_batches
 from ibwire.engines.tables import (
     CRC16_T,
     CRC32_T,
@@ -171,8 +172,10 @@ def _predicate(name: str, plan: Plan, chunk: Chunk, cache: dict[int, dict]) -> N
 
 def iter_chunks(path: str | os.PathLike[str], fields: Iterable[str] | None = None, *,
                 chunk: int = DEFAULT_CHUNK, fallback_decode: bool = True,
-                options: Options | None = None) -> Iterator[Chunk]:
-    """Chunks of numpy columns (the engine's own form; `iter_columns` for tables)."""
+                options: Options | None = None,
+                span: tuple[int, int, int] | None = None) -> Iterator[Chunk]:
+    """Chunks of numpy columns (the engine's own form; `iter_columns` for tables).
+    `span`: only records (first, count, byte offset) of `ibwire.engines.span`."""
     names = _resolve(fields)
     opts = options or Options()
     rows = field_rows()
@@ -182,7 +185,9 @@ def iter_chunks(path: str | os.PathLike[str], fields: Iterable[str] | None = Non
     tables = kernel_tables(opts.roce_ports)
     n_layers = len(tables.layer_size)
     pool = Pool()
-    for batch in batches(path, chunk, pool):
+    source = batches(path, chunk, pool) if span is None else \
+        span_batches(path, *span, chunk=chunk, pool=pool)
+    for batch in source:
         n = len(batch)
         lo = pool.take("lo", (n_layers, n), np.int32)
         info = pool.take("info", (N_INFO, n), np.int32)

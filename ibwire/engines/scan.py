@@ -220,16 +220,28 @@ def batches(path: str | os.PathLike[str], chunk: int = DEFAULT_CHUNK,
         yield from _reader_batches(path, h.index, chunk)
 
 
-def _mmap_pieces(path: str, fmt: _Format, a: _Arrays) -> Iterator[Batch]:
+def _mmap_pieces(path: str, fmt: _Format, a: _Arrays, start: tuple[int, int] | None = None,
+                 limit: int | None = None) -> Iterator[Batch]:
+    """The file's records; from `start` = (record index, its byte offset) and at most
+    `limit` of them when given (a worker's span, `ibwire.engines.span`)."""
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size <= fmt.start:
             return
         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     buf = np.frombuffer(mm, dtype=np.uint8)
-    pos, first, released = fmt.start, 0, 0
+    first, pos = start or (0, fmt.start)
+    stop = None if limit is None else first + limit
+    released = (pos // mmap.PAGESIZE) * mmap.PAGESIZE
     window = WINDOW
     while True:
+        if stop is not None:
+            if first >= stop:
+                return
+            if stop - first < a.n:
+                # Arrays no longer than the records left, so the kernel stops at the span's end.
+                a.n = stop - first
+                a.fresh()
         end = min(size, pos + window)
         n, pos, status = fmt.run(buf, pos, 0, a, 0, end)
         if n:

@@ -73,6 +73,7 @@ class BulkConfig:
     psn_start: int | None = None
     seed: int = 1
     rate_gbps: float | None = None
+    host_pairs: int = 1               # connection i runs between host pair i % host_pairs
 
 
 CRC32_TABLE = np.array(crc.reflected_table(crc.ICRC_POLY_REFLECTED), dtype=np.uint32)
@@ -232,9 +233,10 @@ class Templates:
 
 
 def _connection_cycle(cfg: BulkConfig, tpl: Templates, fabric: Fabric, qa: int, qb: int,
-                      vl: int) -> list[tuple[int, int, int, int]]:
-    """(template, psn offset, msn offset, duration) for one cycle of one connection."""
-    a, b = fabric.hosts
+                      vl: int, pair: int = 0) -> list[tuple[int, int, int, int]]:
+    """(template, psn offset, msn offset, duration) for one cycle of one connection
+    between hosts 2 * pair and 2 * pair + 1."""
+    a, b = fabric.hosts[2 * pair], fabric.hosts[2 * pair + 1]
     k, pmtu = cfg.msg_pkts, cfg.pmtu
     sport = udp_source_port(qa, qb)
     rate = cfg.rate_gbps or (100.0 if fabric.native else 25.0)
@@ -272,15 +274,16 @@ def bulk_write(path_or_file: str | IO[bytes], cfg: BulkConfig,
                kernel: Any = None) -> dict[str, Any]:
     """Write `cfg.packets` records as pcap; return a ground-truth summary."""
     t0 = time.perf_counter()
-    hosts = make_hosts(cfg.encap)
+    hosts = make_hosts(cfg.encap, 2 * max(1, cfg.host_pairs))
     fabric = Fabric(cfg.encap, hosts)
     rng = np.random.default_rng(cfg.seed)
     tpl = Templates(fabric)
     cycles, qps, starts = [], [], []
-    for _ in range(cfg.connections):
+    for i in range(cfg.connections):
         qa, qb = (int(x) for x in rng.integers(0x11, 0xFFFF00, 2))
         start = cfg.psn_start if cfg.psn_start is not None else int(rng.integers(1 << 24))
-        cycles.append(_connection_cycle(cfg, tpl, fabric, qa, qb, 0))
+        cycles.append(_connection_cycle(cfg, tpl, fabric, qa, qb, 0,
+                                        i % max(1, cfg.host_pairs)))
         qps.append((qa, qb))
         starts.append(start)
     tbytes, tinfo = tpl.arrays()

@@ -2,7 +2,7 @@
 
 Per chunk of frames: the `ibwire stats` collectors are fed as `ibwire stats` feeds
 them in bulk (`cli.bulk.stats.feed`), the RC engine's and the credit analyses'
-column rows come from `rc_bulk.rc_part` and `credit_bulk.credit_part` (the code
+column rows come from `rc_bulk.chunk_columns` and `credit_bulk.chunk_columns` (the code
 behind `ibwire rc` and `ibwire credits`), and the frames carrying a MAD give the
 fabric view its MADs (`fabric_mads.checked_mad`). Frames the kernels hand over are
 decoded per packet once per chunk (`Rows.packet` keeps them) for all of these.
@@ -65,8 +65,8 @@ def _gzipped(path: str) -> bool:
 def read(path: str, options: Options, stats: list[Any], builders: Chunked, source: int = 0,
          progress: bool = False) -> Outcome:
     """Feed `stats` and `builders` from the bulk engine, as far as it reads `path`."""
-    from ibwire.analysis.credit_bulk import credit_part
-    from ibwire.analysis.rc_bulk import rc_part
+    from ibwire.analysis.credit_bulk import chunk_columns as credit_chunk
+    from ibwire.analysis.rc_bulk import chunk_columns as rc_chunk
     from ibwire.cli.bulk.rows import Clock, Rows
     from ibwire.cli.bulk.run import _known
     from ibwire.cli.bulk.stats import feed
@@ -96,8 +96,8 @@ def read(path: str, options: Options, stats: list[Any], builders: Chunked, sourc
                 return got     # damaged file or unknown link type: per packet
             rows = Rows(ch, len(ch), clock, options)
             feed(rows, stats)
-            builders.add_parts(rc_part(ch, builders.labels, rows.packet),
-                               credit_part(ch, rows.packet), len(ch))
+            builders.add_parts(rc_chunk(ch, builders.labels, rows.packet),
+                               credit_chunk(ch, rows.packet), len(ch))
             for i in np.flatnonzero(rows.int("ibwire.offset.mad") >= 0).tolist():
                 mad = checked_mad(rows.packet(i), int(rows.number[i]), source, got.rejected)
                 if mad is not None:

@@ -2,13 +2,14 @@
 
 Each partition holds every row of the endpoint pairs hashed to it, from every
 capture point. The RC engine runs once per capture point (one vantage point is
-what its rules assume); a connection seen at several points is then compared
-point against point: request PSNs seen upstream (earlier on the command line) but
-not downstream were lost between the two points.
+what its rules assume) and endpoint pair; a connection seen at several points is
+then compared point against point: request PSNs seen upstream (earlier on the
+command line) but not downstream were lost between the two points.
 
-Gathering renumbers connections and episodes in one canonical order (capture
-point, requester, responder, QPs; episodes by capture point and first frame), so
-the document does not depend on chunking, partitions or workers.
+Gathering renumbers connections and episodes in one canonical order, the RC
+engine's own (`_engine_order`; episodes by capture point and first frame), so the
+document does not depend on chunking, partitions or workers, and for one capture
+it is `ibwire rc -T json`'s.
 """
 
 from __future__ import annotations
@@ -17,34 +18,68 @@ from typing import Any
 
 import numpy as np
 
-from ibwire.scale.chunks import CAPTURE, engine_columns
+from ibwire.analysis.rc_input import ENDPOINTS
+from ibwire.scale.chunks import CAPTURE, PAIR, engine_columns
 
 MAX_LISTED = 32       # PSNs listed per point pair (the count is always complete)
 
 
 def analyse(cols: dict[str, np.ndarray]) -> dict[str, Any]:
-    """Connections, episodes and point comparisons of one partition."""
+    """Connections, episodes and point comparisons of one partition.
+
+    The RC engine runs once per capture point and endpoint pair (pair hash): its
+    pairing only ever matches streams of one endpoint pair, but its bounds (how many
+    rows pairing looks at, the PSN ring per stream) depend on everything it is
+    given, so analysing each pair alone keeps the result independent of which pairs
+    share a partition, i.e. of the number of partitions and workers."""
+    out: dict[str, Any] = {"connections": [], "episodes": [], "psns": {}, "firsts": {}}
+    if not cols:
+        return out
+    out["firsts"] = _first_seen(cols)
+    group = (cols[CAPTURE].astype(np.int64) << 32) | cols[PAIR].astype(np.int64)
+    order = np.argsort(group, kind="stable")          # stable: frame order kept
+    bounds = np.flatnonzero(np.diff(group[order])) + 1
+    for rows in np.split(order, bounds):
+        point = int(cols[CAPTURE][rows[0]])
+        _analyse_one(engine_columns({k: v if k == ENDPOINTS else v[rows]
+                                     for k, v in cols.items()}), point, out)
+    return out
+
+
+def _first_seen(cols: dict[str, np.ndarray]) -> dict[tuple[int, str], int]:
+    """Where each endpoint first appears in this partition, per capture point, as
+    2 x frame + side (source 0, destination 1): the order `rc_columns` numbers
+    endpoints in, which the engine's order of half-connections follows."""
+    out: dict[tuple[int, str], int] = {}
+    pos = 2 * cols["frame.number"].astype(np.int64)
+    for point in np.unique(cols[CAPTURE]).tolist():
+        rows = cols[CAPTURE] == point
+        ids = np.concatenate([cols["ibwire.src"][rows], cols["ibwire.dst"][rows]])
+        at = np.concatenate([pos[rows], pos[rows] + 1])
+        order = np.lexsort((at, ids))
+        ids, at = ids[order], at[order]
+        first = np.flatnonzero(np.r_[True, np.diff(ids) != 0])
+        for i, a in zip(ids[first].tolist(), at[first].tolist()):
+            out[(point, str(cols[ENDPOINTS][i]))] = a
+    return out
+
+
+def _analyse_one(cols: dict[str, np.ndarray], point: int, out: dict[str, Any]) -> None:
     from ibwire.analysis.rc import analyze
     from ibwire.analysis.rc_report import connection
 
-    out: dict[str, Any] = {"connections": [], "episodes": [], "psns": {}}
-    if not cols:
-        return out
-    for point in np.unique(cols[CAPTURE]).tolist():
-        rows = cols[CAPTURE] == point
-        res = analyze(engine_columns({k: v[rows] for k, v in cols.items()}))
-        conns = [connection(res, h) for h in range(len(res.streams))]
-        fn = res.cols["frame.number"]
-        for h, c in enumerate(conns):
-            c["capture_point"] = point
-            c["_first"] = int(fn[res.streams.hc == h].min(initial=fn.max(initial=0)))
-        out["connections"] += conns
-        for e in res.episodes:
-            e = dict(e, capture_point=point)
-            e["_key"] = _key(conns[e["half_connection"]])
-            out["episodes"].append(e)
-        out["psns"].update(_request_psns(res, conns, point))
-    return out
+    res = analyze(cols)
+    conns = [connection(res, h) for h in range(len(res.streams))]
+    fn = res.cols["frame.number"]
+    for h, c in enumerate(conns):
+        c["capture_point"] = point
+        c["_first"] = int(fn[res.streams.hc == h].min(initial=fn.max(initial=0)))
+    out["connections"] += conns
+    for e in res.episodes:
+        e = dict(e, capture_point=point)
+        e["_key"] = _key(conns[e["half_connection"]])
+        out["episodes"].append(e)
+    out["psns"].update(_request_psns(res, conns, point))
 
 
 def _key(c: dict[str, Any]) -> tuple:
@@ -68,15 +103,23 @@ def gather(parts: list[dict[str, Any]], points: list[str]) -> dict[str, Any]:
     """The document of every partition, in canonical order."""
     from ibwire.analysis.rc_report import FORMAT
 
-    conns = sorted((c for p in parts for c in p["connections"]), key=_key)
+    firsts: dict[tuple[int, str], int] = {}
+    for p in parts:
+        for k, v in p["firsts"].items():
+            firsts[k] = min(v, firsts.get(k, v))
+    conns = sorted((c for p in parts for c in p["connections"]),
+                   key=lambda c: (*_engine_order(c, firsts), _key(c)))
     half = {_key(c): i for i, c in enumerate(conns)}
     number: dict[tuple, int] = {}
-    for c in conns:   # the two halves of a bidirectional pair share a connection number
+    for h, c in enumerate(conns):
+        # The two halves of one QP pair share a connection number (rc_pair._connections).
         r, s = c["requester"], c["responder"]
-        pair = (c["capture_point"],) + tuple(sorted([(r["endpoint"], r["qp"] or ""),
-                                                     (s["endpoint"], s["qp"] or "")]))
+        pair: tuple = ("hc", h)
+        if r["qp"] is not None and s["qp"] is not None:
+            pair = (c["capture_point"],) + tuple(sorted([(r["endpoint"], r["qp"]),
+                                                         (s["endpoint"], s["qp"])]))
         c["connection"] = number.setdefault(pair, len(number))
-        c["half_connection"] = half[_key(c)]
+        c["half_connection"] = h
     eps = sorted((e for p in parts for e in p["episodes"]),
                  key=lambda e: (e["capture_point"], e["first_frame"], e["_key"]))
     for i, e in enumerate(eps):
@@ -95,6 +138,18 @@ def gather(parts: list[dict[str, Any]], points: list[str]) -> dict[str, Any]:
         psns.update(p["psns"])
     return {"format": FORMAT, "captures": points, "connections": conns, "episodes": eps,
             "points_compared": compare(psns, points)}
+
+
+def _engine_order(c: dict[str, Any], firsts: dict[tuple[int, str], int]) -> tuple:
+    """The RC engine's order of half-connections (`rc_pair.pair_streams`), so that one
+    capture gives `ibwire rc`'s numbering: request flows by (requester, responder,
+    responder QP), then flows of responses alone by (responder, requester, QP);
+    endpoints in order of first appearance."""
+    point, r, s = c["capture_point"], c["requester"], c["responder"]
+    rank_r, rank_s = firsts[(point, r["endpoint"])], firsts[(point, s["endpoint"])]
+    if s["qp"] is None:
+        return (point, 1, rank_s, rank_r, int(r["qp"] or "-1", 16))
+    return (point, 0, rank_r, rank_s, int(s["qp"], 16))
 
 
 def compare(psns: dict[tuple, Any], points: list[str]) -> list[dict[str, Any]]:

@@ -20,18 +20,35 @@ from ibwire.scale import chunks, rcmerge
 DEFAULT_CHUNK = 50_000
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive integer: {text!r}")
+    return value
+
+
 def add_options(p: argparse.ArgumentParser) -> None:
-    """--jobs and --scheduler, the same on every analysing command."""
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
+    """--jobs, --scheduler and --chunk, the same on every analysing command."""
+    p.add_argument("--jobs", type=_positive, default=1, metavar="N",
                    help="run in N parallel workers (a local Dask cluster; 1 = this process)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on an existing Dask cluster (e.g. tcp://host:8786)")
-    p.add_argument("--chunk", type=int, default=DEFAULT_CHUNK, metavar="FRAMES",
-                   help=f"frames per decode task (default {DEFAULT_CHUNK})")
+    p.add_argument("--chunk", type=_positive, metavar="FRAMES",
+                   help=f"frames per decode task (default {DEFAULT_CHUNK}); given alone, "
+                        "the chunked path runs in this process (same results)")
 
 
 def parallel(args: argparse.Namespace) -> bool:
-    return bool(getattr(args, "scheduler", None)) or getattr(args, "jobs", 1) > 1
+    """Whether the command takes the chunked path (--jobs > 1, --scheduler or --chunk)."""
+    return bool(getattr(args, "scheduler", None)) or getattr(args, "jobs", 1) > 1 \
+        or getattr(args, "chunk", None) is not None
+
+
+def chunk_size(args: argparse.Namespace) -> int:
+    return getattr(args, "chunk", None) or DEFAULT_CHUNK
 
 
 @contextmanager
@@ -42,16 +59,31 @@ def client(jobs: int = 1, scheduler: str | None = None, processes: bool = True
         yield None
         return
     try:
-        from dask.distributed import Client, LocalCluster
+        from dask.distributed import Client
     except ImportError as exc:
         raise SystemExit("--jobs/--scheduler need Dask: pip install 'ibwire[dask]'") from exc
     if scheduler:
         with Client(scheduler) as c:
             yield c
         return
-    with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=processes,
-                      dashboard_address=None) as cluster, Client(cluster) as c:
+    with local_cluster(jobs, processes) as cluster, Client(cluster) as c:
         yield c
+
+
+def local_cluster(jobs: int, processes: bool = True) -> Any:
+    """The LocalCluster of `--jobs N`: N single-threaded workers.
+
+    Dask's nannies start workers with MALLOC_TRIM_THRESHOLD_=65536, which also fixes
+    glibc's mmap threshold: every array over 128 kB is then a fresh mapping, faulted
+    in page by page. The workers allocate many such arrays per chunk (columns of tens
+    of thousands of rows); measured, that cost 40-60 % more CPU than the same work in
+    this process. Memory here is bounded by the chunk size, so the setting is dropped
+    (a remote cluster is configured by whoever runs it: docs/scale-out.md)."""
+    import dask
+    from dask.distributed import LocalCluster
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+        return LocalCluster(n_workers=jobs, threads_per_worker=1, processes=processes,
+                            dashboard_address=None)
 
 
 def _decode_split(task: chunks.Task, parts: int) -> list[dict[str, Any]]:
@@ -65,7 +97,7 @@ def _reduce(*pieces: dict[str, Any]) -> dict[str, Any]:
 def rc_document(paths: list[str], c: Any = None, chunk: int = DEFAULT_CHUNK,
                 parts: int | None = None) -> dict[str, Any]:
     """`ibwire rc -T json` of one or many captures (points), chunked and shuffled."""
-    tasks = chunks.tasks(paths, chunk)
+    tasks = chunks.tasks(paths, chunk, c)
     if c is None:
         parts = parts or 1
         mapped = [_decode_split(t, parts) for t in tasks]
@@ -77,6 +109,14 @@ def rc_document(paths: list[str], c: Any = None, chunk: int = DEFAULT_CHUNK,
                    for p in range(parts)]
         results = c.gather(reduced)
     return rcmerge.gather(results, paths)
+
+
+def map_ordered(fn: Callable[[Any], Any], items: list[Any], c: Any = None) -> list[Any]:
+    """fn(item) for each item, on the client's workers (None: here), in item order. A
+    task's exception is raised here (e.g. `CaptureError` of a damaged file)."""
+    if c is None:
+        return [fn(x) for x in items]
+    return c.gather(c.map(fn, items, pure=False))
 
 
 def per_capture(fn: Callable[[str], str], paths: list[str], c: Any = None) -> list[str]:
