@@ -23,13 +23,27 @@ def add_parser(sub: Any) -> None:
                         "network access")
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="no progress bar on stderr")
+    from ibwire.scale.runner import add_options
+    add_options(p)
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
+    from ibwire.capture import CaptureError
     from ibwire.report import build_report
+    from ibwire.scale import runner
 
     try:
-        res = build_report(list(args.files), args.output, progress=args.progress)
+        if not runner.parallel(args):
+            res = build_report(list(args.files), args.output, progress=args.progress)
+        else:
+            from ibwire.report.scaled import read_captures
+            with runner.client(args.jobs, args.scheduler) as c:
+                chunk = runner.chunk_size(args)
+                res = build_report(list(args.files), args.output, args.progress,
+                                   lambda paths, progress: read_captures(
+                                       paths, c, chunk, progress))
+    except CaptureError as exc:
+        return failed(str(exc))
     except OSError as exc:
         return failed(f"{args.output}: {exc.strerror or exc}")
     out.line(f"{args.output}: {len(res['findings'])} findings, {res['bytes']} bytes")

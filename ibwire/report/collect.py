@@ -62,7 +62,6 @@ def read_capture(path: str, progress: bool = True, source: int = 0) -> Capture:
     engine reads as far as it can (`bulk_read`), the per-packet reader the rest (a
     damaged file). A file that breaks part-way keeps what came before (the problem
     is in `.error`). `source`: the file's index among the report's captures."""
-    from ibwire.analysis.link_report import link_report
     from ibwire.report import bulk_read
 
     summary, ops, mads, expert = Summary(source=path), OpcodeHistogram(), MadHistogram(), \
@@ -84,15 +83,27 @@ def read_capture(path: str, progress: bool = True, source: int = 0) -> Capture:
         problem = str(exc)
     with _status(progress, f"analysing {path}"):
         rc_cols, cols = builders.finish()
-        res = analyze(rc_cols)
-        give_back()
-        cap = Capture(path, summary, ops, mads, expert, res, document(res, path), cols,
-                      link_report(cols, file=path), problem,
-                      (got.mads, got.rejected) if got.done else None)
-        give_back()
-        _add_rc_expert(cap)
-        _add_credit_expert(cap)
-        give_back()
+        return analyse(path, stats, rc_cols, cols, problem,
+                       (got.mads, got.rejected) if got.done else None)
+
+
+def analyse(path: str, stats: list[Any], rc_cols: dict[str, np.ndarray],
+            cols: dict[str, np.ndarray], problem: str | None = None,
+            fabric_mads: tuple[list[Mad], list[tuple[int, int, str]]] | None = None
+            ) -> Capture:
+    """The RC and link analyses of a capture's columns (read here or, with `--jobs`,
+    by the workers: `report.scaled`); `stats`: its fed `ibwire stats` collectors."""
+    from ibwire.analysis.link_report import link_report
+
+    summary, ops, mads, expert = stats
+    res = analyze(rc_cols)
+    give_back()
+    cap = Capture(path, summary, ops, mads, expert, res, document(res, path), cols,
+                  link_report(cols, file=path), problem, fabric_mads)
+    give_back()
+    _add_rc_expert(cap)
+    _add_credit_expert(cap)
+    give_back()
     return cap
 
 

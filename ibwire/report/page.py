@@ -15,6 +15,7 @@ from ibwire.report.markup import Plots, card, esc, note, section
 from ibwire.report.sections import capture_sections
 
 MAX_FINDINGS = 12
+Reader = Callable[[list[str], bool], tuple[list[Capture], "dict[str, Any] | None"]]
 
 
 def _headline(caps: list[Capture], found: list[Finding]) -> str:
@@ -84,9 +85,27 @@ def render(caps: list[Capture], fab: dict[str, Any] | None,
             "</body></html>")
 
 
-def build_report(paths: list[str], out: str, progress: bool = False) -> dict[str, Any]:
+def build_report(paths: list[str], out: str, progress: bool = False,
+                 read: Reader | None = None) -> dict[str, Any]:
     """Analyse `paths` and write the report to `out`; returns what was found (for the
-    command line: findings, errors)."""
+    command line: findings, errors). `read(paths, progress)`: the captures and fabric
+    view (default `read_all`; `--jobs`: `report.scaled.read_captures`)."""
+    caps, fab = (read or read_all)(paths, progress)
+    bar = _Stages(progress, len(caps) + 1)
+    try:
+        text = render(caps, fab, bar.step)
+    finally:
+        bar.close()
+    with open(out, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return {"findings": findings(caps, fab), "errors": [c.error for c in caps if c.error]
+            + (fab["errors"] if fab else []), "bytes": len(text.encode())}
+
+
+def read_all(paths: list[str], progress: bool = False
+             ) -> tuple[list[Capture], dict[str, Any] | None]:
+    """Each capture read once here (`collect.read_capture`), and the fabric view of
+    their MADs (None: no MADs)."""
     caps = [read_capture(p, progress=progress, source=i) for i, p in enumerate(paths)]
     fab = None
     if any(c.has_mads for c in caps):
@@ -98,15 +117,7 @@ def build_report(paths: list[str], out: str, progress: bool = False) -> dict[str
                                         [x for r in read for x in r[1]], []))  # type: ignore[index]
         else:
             fab = fabric_dict(build_fabric(paths))
-    bar = _Stages(progress, len(caps) + 1)
-    try:
-        text = render(caps, fab, bar.step)
-    finally:
-        bar.close()
-    with open(out, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    return {"findings": findings(caps, fab), "errors": [c.error for c in caps if c.error]
-            + (fab["errors"] if fab else []), "bytes": len(text.encode())}
+    return caps, fab
 
 
 class _Stages:
