@@ -91,6 +91,21 @@ def packet_marks(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
             cnp, (qp >= 0) & ~cnp)
 
 
+def finish_flows(flows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each flow's CNP rate and mark-to-CNP delays from its collected `delays`, the
+    flows in (src, dst, dest QP) order."""
+    for f in flows:
+        delays = f.pop("delays")
+        if not f["cnps"]:
+            del f["cnp_causes"]
+            continue
+        span = f["last_cnp_ns"] - f["first_cnp_ns"]
+        f["cnp_rate_per_s"] = round((f["cnps"] - 1) * NS / span, 3) if span > 0 else None
+        f["mark_to_cnp_ns"] = delays[0] if delays else None
+        f["mean_mark_to_cnp_ns"] = round(sum(delays) / len(delays), 1) if delays else None
+    return sorted(flows, key=lambda f: (f["src"], f["dst"], f["dest_qp"]))
+
+
 def congestion(cols: dict[str, np.ndarray], cnp_gap_ns: int | None = None) -> dict[str, Any]:
     ts = np.asarray(cols[TIME_COLUMN], np.int64)
     qp = cols["infiniband.bth.destqp"].astype(np.int64)
@@ -151,16 +166,7 @@ def congestion(cols: dict[str, np.ndarray], cnp_gap_ns: int | None = None) -> di
                 prev = back[k][0]
                 fl["delays"].append(tc - prev)
                 fl["cnp_causes"].append([int(cols["frame.number"][i]), back[k][1]])
-    for f in flows:
-        delays = f.pop("delays")
-        if not f["cnps"]:
-            del f["cnp_causes"]
-            continue
-        span = f["last_cnp_ns"] - f["first_cnp_ns"]
-        f["cnp_rate_per_s"] = round((f["cnps"] - 1) * NS / span, 3) if span > 0 else None
-        f["mark_to_cnp_ns"] = delays[0] if delays else None
-        f["mean_mark_to_cnp_ns"] = round(sum(delays) / len(delays), 1) if delays else None
-    return {"flows": sorted(flows, key=lambda f: (f["src"], f["dst"], f["dest_qp"])),
+    return {"flows": finish_flows(flows),
             "ce_marks": int(ce.sum()), "fecn": int((fecn & data).sum()),
             "becn": int((becn & data).sum()), "cnps": int(cnp.sum())}
 

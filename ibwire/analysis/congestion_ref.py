@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ibwire.analysis.congestion import _LAST, NS, TIME_COLUMN, packet_marks
+from ibwire.analysis.congestion import _LAST, TIME_COLUMN, finish_flows, packet_marks
 from ibwire.analysis.pfc import priorities
 
 
@@ -67,16 +67,7 @@ def congestion_per_row(cols: dict[str, np.ndarray], cnp_gap_ns: int | None = Non
                 prev = back[k][0]
                 f["delays"].append(t - prev)
                 f["cnp_causes"].append([int(cols["frame.number"][i]), back[k][1]])
-    for f in flows.values():
-        delays = f.pop("delays")
-        if not f["cnps"]:
-            del f["cnp_causes"]
-            continue
-        span = f["last_cnp_ns"] - f["first_cnp_ns"]
-        f["cnp_rate_per_s"] = round((f["cnps"] - 1) * NS / span, 3) if span > 0 else None
-        f["mark_to_cnp_ns"] = delays[0] if delays else None
-        f["mean_mark_to_cnp_ns"] = round(sum(delays) / len(delays), 1) if delays else None
-    return {"flows": sorted(flows.values(), key=lambda f: (f["src"], f["dst"], f["dest_qp"])),
+    return {"flows": finish_flows(list(flows.values())),
             "ce_marks": int(ce.sum()), "fecn": int((fecn & data).sum()),
             "becn": int((becn & data).sum()), "cnps": int(cnp.sum())}
 
