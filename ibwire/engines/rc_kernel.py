@@ -150,10 +150,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             # A copy of the request just before it: what a network duplicate looks like.
             b2b = seen and prev_tx[i] == last_req[h]
             last_req[h] = i
-            if rnr_u[h] >= 0 and u > rnr_u[h] and \
+            if rnr_u[h] >= 0 and u > rnr_u[h] and seen and \
                     ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]):
-                # Past the refused PSN after the RNR wait: the requester has resent it
-                # (in order, first), and that retry was lost before the tap.
+                # A resend past the refused PSN after the RNR wait: the requester has
+                # restarted, with the refused PSN first, and that retry was lost before
+                # the tap. (New PSNs prove nothing: a requester may go on sending until
+                # it has processed the RNR NAK, which the tap sees leave, not arrive.)
                 rnr_u[h] = -1
                 trig_kind[h] &= ~T_RNR
                 if trig_kind[h] == 0:
