@@ -54,6 +54,19 @@ def test_shared_captures_equal_the_decoder(path):
         _same(path, fallback_decode=True)
 
 
+def test_six_byte_infiniband_record_is_a_link_packet(tmp_path):
+    """LINKTYPE_INFINIBAND carries data and link packets unmarked; six bytes can only be
+    a link packet (the decoder's rule; Hypothesis found the kernel calling it a cut LRH)."""
+    link = bytes.fromhex("00020002000a")
+    path = tmp_path / "link6.pcap"
+    write_capture(path, [ibwire.capture.Frame(0, 0, 247, link, len(link))], fmt="pcap",
+                  linktype=247)
+    frames, handed = _same(path)
+    assert (frames, handed) == (1, 0)
+    cols = ibwire.columns(path, fields=["infiniband_link.op", "infiniband_link.fctbs"])
+    assert cols.column("infiniband_link.fctbs").to_pylist() == [2]
+
+
 @pytest.mark.parametrize("path", sorted(PCAPS.glob("*.pcap")), ids=lambda p: p.name)
 def test_sample_captures_equal_the_decoder(path):
     _same(path)

@@ -266,6 +266,11 @@ def place(buf, data_off, caplen, linktype, lo, info, nxt, chain, payload, valid,
                 limit = icrc
                 st = S_BTH
             elif cur == S_IB:
+                if end - off == lsize[L_LINK]:
+                    # Six bytes can only be a link packet (IBA 7.9.4), as in the decoder:
+                    # the smallest data packet, LRH + VCRC, is ten.
+                    st = S_LINK
+                    continue
                 # Native: the packet ends at PktLen*4 (ICRC last), then the VCRC.
                 ib = off
                 bad = _fit(lo, i, L_LRH, off, end, lsize, layer_mal)
