@@ -57,6 +57,27 @@ def _rnr_wait_ns(syndrome):
     return RNR_TIMER_NS[(syndrome >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK]
 
 
+@njit(cache=True)
+def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_active,
+                     ep_end, ep_last, ep_next, retrying, high, upsn):
+    """Row r turns out to be a resend that started an episode whose cause the tap did
+    not see: count it as a timeout episode, now running up to the stream's front.
+    Returns the next episode number. (Rare: a plain call, not inlined.)"""
+    counts[h, K_RETX] += 1
+    counts[h, K_RETX_BYTES] += paylen[r]
+    counts[h, K_GBN] += 1
+    counts[h, K_TIMEOUTS] += 1
+    reason[r] = REASON_TIMEOUT
+    episode[r] = n_ep
+    ep_cur[h] = n_ep
+    ep_active[h] = True
+    ep_end[h] = high[h]
+    ep_last[h] = upsn[r]
+    ep_next[h] = u
+    retrying[h] = True
+    return n_ep + 1
+
+
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
           flags, ref, episode, trig, acked_n, credits, msg, gap, reason, counts):
     n_hc = len(pmtu)
@@ -168,19 +189,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     flags[p] = (flags[p] & ~F_LATE) | F_RETX | F_EPISODE
                     counts[h, K_LATE] -= 1
                     counts[h, K_LOST_BEFORE] += 1
-                    counts[h, K_RETX] += 1
-                    counts[h, K_RETX_BYTES] += paylen[p]
-                    counts[h, K_GBN] += 1
-                    counts[h, K_TIMEOUTS] += 1
-                    reason[p] = REASON_TIMEOUT
-                    episode[p] = n_ep
-                    ep_cur[h] = n_ep
-                    n_ep += 1
-                    ep_active[h] = True
-                    ep_end[h] = high[h]
-                    ep_last[h] = upsn[p]
-                    ep_next[h] = u
-                    retrying[h] = True
+                    n_ep = _timeout_episode(p, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
+                                            ep_active, ep_end, ep_last, ep_next, retrying,
+                                            high, upsn)
             q = copy_row[h]
             if q >= 0:
                 copy_row[h] = -1
@@ -193,22 +204,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         # ... unless two late copies in a row: this network delays.
                         flags[q] |= F_AMBIGUOUS
                     counts[h, K_COPIES] -= 1
-                    counts[h, K_RETX] += 1
-                    counts[h, K_RETX_BYTES] += paylen[q]
-                    counts[h, K_GBN] += 1
-                    counts[h, K_TIMEOUTS] += 1
-                    reason[q] = REASON_TIMEOUT
                     ref[q] = first_tx[q]
-                    episode[q] = n_ep
-                    ep_cur[h] = n_ep
-                    n_ep += 1
-                    ep_active[h] = True
-                    ep_end[h] = high[h]
-                    ep_last[h] = upsn[q]
-                    ep_next[h] = u
+                    n_ep = _timeout_episode(q, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
+                                            ep_active, ep_end, ep_last, ep_next, retrying,
+                                            high, upsn)
                     ep_amb[h] = delays[h]
                     ep_row[h] = q
-                    retrying[h] = True
             if d >= 0:
                 if d > 0:
                     flags[i] |= F_GAP
