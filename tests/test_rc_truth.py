@@ -153,3 +153,24 @@ def test_network_duplicate_before_the_first_round_trip(tmp_path):
     path, truth = generate(tmp_path, "rc_clean", 3, duplicate=0.03)
     res, _ = compare(path, truth)
     assert _flags_of(res, 7) == ["duplicate", "network_duplicate"]
+
+
+def test_late_copy_in_an_unsure_runs_skip_is_flagged(tmp_path):
+    """An episode started by late copies (flagged ambiguous) 'skips' PSNs it never had
+    to resend: a later copy of one of those is that run's late resend only if the run
+    was one. Here both are originals delayed past their resends: flagged, not counted
+    as that run's resends silently."""
+    kw = dict(reorder=0.06, duplicate=0.01, loss=0.0, rnr=0.0, capture_loss=0.0,
+              messages=40)
+    path, truth = generate(tmp_path, "rc_loss", 8863, **kw)
+    res, diff = compare(path, truth)
+    late = {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    resent = {e["frame"] for e in truth["retransmissions"]}
+    for f in (104, 151):
+        assert f in late and f not in resent
+        assert "ambiguous" in _flags_of(res, f), f
+    assert check_exact(truth, res, diff) == []
+    path, truth = generate(tmp_path, "rc_loss", 2374, **dict(kw, reorder=0.04,
+                                                             duplicate=0.02))
+    res, diff = compare(path, truth)
+    assert check_exact(truth, res, diff) == []

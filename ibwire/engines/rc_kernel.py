@@ -79,8 +79,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     nak_new = np.zeros(n_hc, dtype=np.bool_)      # a first sequence NAK awaits its resend
     gaps = np.full((n_hc, GAP_RING, 2), -1, dtype=np.int64)    # recent holes: [lo, hi)
     gap_at = np.zeros(n_hc, dtype=np.int64)
-    # PSNs a resend run skipped: lo, hi, episode, first one no ACK had covered (lost)
-    rgaps = np.full((n_hc, GAP_RING, 4), -1, dtype=np.int64)
+    # PSNs a resend run skipped: lo, hi, episode, first one no ACK had covered (lost),
+    # and whether the run was still unsure to be one (ambiguous)
+    rgaps = np.full((n_hc, GAP_RING, 5), -1, dtype=np.int64)
     rgap_at = np.zeros(n_hc, dtype=np.int64)
     msg_no = np.zeros(n_hc, dtype=np.int32)
     fifo = np.zeros((n_hc, READ_FIFO, 3), dtype=np.int64)    # first, next, end
@@ -233,6 +234,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         rgaps[h, slot, 1] = ep_end[h]
                         rgaps[h, slot, 2] = ep_cur[h]
                         rgaps[h, slot, 3] = max(ep_next[h], acked[h])
+                        rgaps[h, slot, 4] = ep_amb[h]
                         rgap_at[h] += 1
                     ep_active[h] = False
                 msg[i] = msg_no[h]
@@ -288,6 +290,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 below = cause and trig_u[h] < u and quick
                 copy = quick and not cause and not run
                 late_rerun = -1
+                late_amb = False
                 if stale or copy:
                     # No restart can have sent it now: an earlier copy delayed before
                     # the tap. If an earlier resend run skipped this PSN (a run resends
@@ -295,6 +298,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     for g in range(GAP_RING):
                         if rgaps[h, g, 0] <= u < rgaps[h, g, 1]:
                             late_rerun = rgaps[h, g, 2]
+                            # A run that may be late copies skipped nothing for sure.
+                            late_amb = rgaps[h, g, 4] == 1
                             if u >= rgaps[h, g, 3]:
                                 counts[h, K_LOST_BEFORE] -= 1      # late, not lost
                             break
@@ -302,6 +307,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     delays[h] = True
                 if late_rerun >= 0:
                     flags[i] |= F_RETX
+                    if late_amb:
+                        flags[i] |= F_AMBIGUOUS
                     ref[i] = first_tx[i]
                     msg[i] = msg[first_tx[i]]
                     episode[i] = late_rerun
@@ -399,6 +406,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         rgaps[h, slot, 1] = u
                         rgaps[h, slot, 2] = ep_cur[h]
                         rgaps[h, slot, 3] = max(ep_next[h], acked[h])
+                        rgaps[h, slot, 4] = ep_amb[h]
                         rgap_at[h] += 1
                     refused = u == rnr_u[h]      # an RNR NAK refused it: not lost
                     if refused:
