@@ -174,3 +174,30 @@ def test_late_copy_in_an_unsure_runs_skip_is_flagged(tmp_path):
                                                              duplicate=0.02))
     res, diff = compare(path, truth)
     assert check_exact(truth, res, diff) == []
+
+
+def test_copy_of_a_later_resend_in_an_older_runs_skip_is_flagged(tmp_path):
+    """Frame 125 repeats 123 (the resend for NAK 117) 0.3 us later; its PSN lies in
+    the range an older run skipped. That run's late resend, or the network's copy of
+    the newer one: identical bytes, so flagged."""
+    path, truth = generate(tmp_path, "rc_loss", 9349, reorder=0.06, duplicate=0.02,
+                           loss=0.0, rnr=0.0, capture_loss=0.02, messages=40)
+    res, diff = compare(path, truth)
+    dup = {e["frame"]: e for e in truth["events"] if e["kind"] == "duplicate"}
+    assert dup[125]["original_frame"] == 123
+    assert "ambiguous" in _flags_of(res, 125)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_copy_then_a_run_that_skips(tmp_path):
+    """Frame 37 resends PSN ..359 for a NAK the capture missed; the resend of ..360 is
+    lost before the tap and 38 goes on at ..361. A repeat, then a resend past the PSN
+    after it with no ACK past the repeat: a run whose next packets were lost, or a
+    network duplicate and another resend. Flagged; the run is found again (Hypothesis
+    example)."""
+    path, truth = generate(tmp_path, "rc_loss", 1925, loss=0.06, loss_before_tap=1.0,
+                           rnr=0.0, corrupt=0.02, encap="roce1", messages=30,
+                           capture_loss=0.02)
+    res, diff = compare(path, truth)
+    assert _flags_of(res, 37) == ["retransmission", "go_back_n", "ambiguous"]
+    assert check_exact(truth, res, diff) == []

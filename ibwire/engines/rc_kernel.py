@@ -185,13 +185,17 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             q = copy_row[h]
             if q >= 0:
                 copy_row[h] = -1
-                if seen and d < 0 and u == copy_next[h] and not back2back[h]:
-                    # The next request resends the PSN after it: an in-order run, which
-                    # the network does not make. The copy started a resend run whose
-                    # cause the tap did not see (e.g. a response the capture missed).
+                if seen and d < 0 and not back2back[h] and (u == copy_next[h] or (
+                        u > copy_next[h] and acked[h] <= upsn[q])):
+                    # The next request resends the PSN after it (or a later one, those
+                    # between lost before the tap; no ACK let a restart begin past the
+                    # copy): an in-order run, which the network does not make. The copy
+                    # started a resend run whose cause the tap did not see (e.g. a
+                    # response the capture missed).
                     flags[q] = (flags[q] & ~F_COPY) | F_RETX | F_EPISODE
-                    if delays[h]:
-                        # ... unless two late copies in a row: this network delays.
+                    if delays[h] or u > copy_next[h]:
+                        # ... unless two late copies in a row: this network delays
+                        # (or the run skips: a duplicate, then another resend).
                         flags[q] |= F_AMBIGUOUS
                     counts[h, K_COPIES] -= 1
                     counts[h, K_RETX] += 1
@@ -298,8 +302,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     for g in range(GAP_RING):
                         if rgaps[h, g, 0] <= u < rgaps[h, g, 1]:
                             late_rerun = rgaps[h, g, 2]
-                            # A run that may be late copies skipped nothing for sure.
-                            late_amb = rgaps[h, g, 4] == 1
+                            # A run that may be late copies skipped nothing for sure;
+                            # and once a later run has resent the PSN, this copy may
+                            # as well be the network's copy of that resend.
+                            late_amb = rgaps[h, g, 4] == 1 or (
+                                (flags[prev_tx[i]] & F_RETX) != 0 and
+                                episode[prev_tx[i]] > late_rerun)
                             if u >= rgaps[h, g, 3]:
                                 counts[h, K_LOST_BEFORE] -= 1      # late, not lost
                             break
