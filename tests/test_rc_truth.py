@@ -201,3 +201,15 @@ def test_copy_then_a_run_that_skips(tmp_path):
     res, diff = compare(path, truth)
     assert _flags_of(res, 37) == ["retransmission", "go_back_n", "ambiguous"]
     assert check_exact(truth, res, diff) == []
+
+
+def test_an_ambiguous_start_followed_by_a_jump_stays_flagged(tmp_path):
+    """191 repeats PSN ..601 (the original, delayed past its resend 168) with a NAK for
+    an earlier PSN pending; 192 then resends ..610, continuing the run of 184-190, not
+    191. Only the PSN right after an ambiguous start settles it as a run."""
+    path, truth = generate(tmp_path, "rc_loss", 6482, reorder=0.06, duplicate=0.04,
+                           loss=0.0, rnr=0.05, capture_loss=0.0, messages=40)
+    res, _ = compare(path, truth)
+    assert 191 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert 191 not in {e["frame"] for e in truth["retransmissions"]}
+    assert "ambiguous" in _flags_of(res, 191)

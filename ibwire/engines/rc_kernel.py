@@ -434,6 +434,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         back2back[h] = b2b
                     elif ep_amb[h] and (delays[h] or back2back[h]):
                         flags[i] |= F_AMBIGUOUS     # continues a run that may not be one
+                    elif ep_amb[h] and u != ep_next[h]:
+                        # A jump past the PSN after it: no in-order run settles it (this
+                        # may continue an earlier run), so the start stays flagged.
+                        ep_amb[h] = False
                     elif ep_amb[h]:
                         # Continued in order: the network does not make runs (and this
                         # one has not been seen delaying copies), so it was one (unless
