@@ -213,3 +213,15 @@ def test_an_ambiguous_start_followed_by_a_jump_stays_flagged(tmp_path):
     assert 191 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
     assert 191 not in {e["frame"] for e in truth["retransmissions"]}
     assert "ambiguous" in _flags_of(res, 191)
+
+
+def test_a_copy_past_the_refused_psn_before_the_rnr_timer_is_not_its_retry(tmp_path):
+    """93 (..279, a late original) comes 2.6 us after RNR NAK 89 refused ..277 (timer
+    640 us): the RNR NAK cannot have caused it, so it stays pending and 94, at the
+    refused PSN after the wait, is its retry."""
+    path, truth = generate(tmp_path, "rc_loss", 7863, reorder=0.02, duplicate=0.01,
+                           loss=0.0, rnr=0.05, capture_loss=0.02, messages=40)
+    res, _ = compare(path, truth)
+    rnr = {e["frame"]: e for e in truth["rnr_naks"]}
+    assert rnr[89]["tap_retry_frame"] == 94
+    assert "rnr_retry" in _flags_of(res, 94)

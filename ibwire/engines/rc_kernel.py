@@ -256,6 +256,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     f_len[h] += 1
             else:
                 cause = trig_u[h] >= 0 and trig_u[h] <= u
+                # Past the refused PSN before the RNR timer ran out: not that RNR NAK's
+                # restart (at the refused PSN, after the wait), which stays pending.
+                rnr_early = u > rnr_u[h] >= 0 and \
+                    ts[i] - ts[rnr_row[h]] < _rnr_wait_ns(syn[rnr_row[h]])
+                if rnr_early and trig_kind[h] == T_RNR:
+                    cause = False
                 in_gap = False
                 if not seen:
                     for g in range(GAP_RING):
@@ -363,6 +369,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         ep_active[h] = True
                         ep_end[h] = high[h]
                         k = trig_kind[h] if trig_u[h] >= 0 else 0
+                        if rnr_early:
+                            k &= ~T_RNR
                         trig[i] = trig_row[h]
                         if (below and not run) or (cause and trig_u[h] < u and not seen
                                                    and in_gap):
