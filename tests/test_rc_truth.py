@@ -153,3 +153,75 @@ def test_network_duplicate_before_the_first_round_trip(tmp_path):
     path, truth = generate(tmp_path, "rc_clean", 3, duplicate=0.03)
     res, _ = compare(path, truth)
     assert _flags_of(res, 7) == ["duplicate", "network_duplicate"]
+
+
+def test_late_copy_in_an_unsure_runs_skip_is_flagged(tmp_path):
+    """An episode started by late copies (flagged ambiguous) 'skips' PSNs it never had
+    to resend: a later copy of one of those is that run's late resend only if the run
+    was one. Here both are originals delayed past their resends: flagged, not counted
+    as that run's resends silently."""
+    kw = dict(reorder=0.06, duplicate=0.01, loss=0.0, rnr=0.0, capture_loss=0.0,
+              messages=40)
+    path, truth = generate(tmp_path, "rc_loss", 8863, **kw)
+    res, diff = compare(path, truth)
+    late = {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    resent = {e["frame"] for e in truth["retransmissions"]}
+    for f in (104, 151):
+        assert f in late and f not in resent
+        assert "ambiguous" in _flags_of(res, f), f
+    assert check_exact(truth, res, diff) == []
+    path, truth = generate(tmp_path, "rc_loss", 2374, **dict(kw, reorder=0.04,
+                                                             duplicate=0.02))
+    res, diff = compare(path, truth)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_copy_of_a_later_resend_in_an_older_runs_skip_is_flagged(tmp_path):
+    """Frame 125 repeats 123 (the resend for NAK 117) 0.3 us later; its PSN lies in
+    the range an older run skipped. That run's late resend, or the network's copy of
+    the newer one: identical bytes, so flagged."""
+    path, truth = generate(tmp_path, "rc_loss", 9349, reorder=0.06, duplicate=0.02,
+                           loss=0.0, rnr=0.0, capture_loss=0.02, messages=40)
+    res, diff = compare(path, truth)
+    dup = {e["frame"]: e for e in truth["events"] if e["kind"] == "duplicate"}
+    assert dup[125]["original_frame"] == 123
+    assert "ambiguous" in _flags_of(res, 125)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_copy_then_a_run_that_skips(tmp_path):
+    """Frame 37 resends PSN ..359 for a NAK the capture missed; the resend of ..360 is
+    lost before the tap and 38 goes on at ..361. A repeat, then a resend past the PSN
+    after it with no ACK past the repeat: a run whose next packets were lost, or a
+    network duplicate and another resend. Flagged; the run is found again (Hypothesis
+    example)."""
+    path, truth = generate(tmp_path, "rc_loss", 1925, loss=0.06, loss_before_tap=1.0,
+                           rnr=0.0, corrupt=0.02, encap="roce1", messages=30,
+                           capture_loss=0.02)
+    res, diff = compare(path, truth)
+    assert _flags_of(res, 37) == ["retransmission", "go_back_n", "ambiguous"]
+    assert check_exact(truth, res, diff) == []
+
+
+def test_an_ambiguous_start_followed_by_a_jump_stays_flagged(tmp_path):
+    """191 repeats PSN ..601 (the original, delayed past its resend 168) with a NAK for
+    an earlier PSN pending; 192 then resends ..610, continuing the run of 184-190, not
+    191. Only the PSN right after an ambiguous start settles it as a run."""
+    path, truth = generate(tmp_path, "rc_loss", 6482, reorder=0.06, duplicate=0.04,
+                           loss=0.0, rnr=0.05, capture_loss=0.0, messages=40)
+    res, _ = compare(path, truth)
+    assert 191 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert 191 not in {e["frame"] for e in truth["retransmissions"]}
+    assert "ambiguous" in _flags_of(res, 191)
+
+
+def test_a_copy_past_the_refused_psn_before_the_rnr_timer_is_not_its_retry(tmp_path):
+    """93 (..279, a late original) comes 2.6 us after RNR NAK 89 refused ..277 (timer
+    640 us): the RNR NAK cannot have caused it, so it stays pending and 94, at the
+    refused PSN after the wait, is its retry."""
+    path, truth = generate(tmp_path, "rc_loss", 7863, reorder=0.02, duplicate=0.01,
+                           loss=0.0, rnr=0.05, capture_loss=0.02, messages=40)
+    res, _ = compare(path, truth)
+    rnr = {e["frame"]: e for e in truth["rnr_naks"]}
+    assert rnr[89]["tap_retry_frame"] == 94
+    assert "rnr_retry" in _flags_of(res, 94)

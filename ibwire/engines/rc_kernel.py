@@ -100,8 +100,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     nak_new = np.zeros(n_hc, dtype=np.bool_)      # a first sequence NAK awaits its resend
     gaps = np.full((n_hc, GAP_RING, 2), -1, dtype=np.int64)    # recent holes: [lo, hi)
     gap_at = np.zeros(n_hc, dtype=np.int64)
-    # PSNs a resend run skipped: lo, hi, episode, first one no ACK had covered (lost)
-    rgaps = np.full((n_hc, GAP_RING, 4), -1, dtype=np.int64)
+    # PSNs a resend run skipped: lo, hi, episode, first one no ACK had covered (lost),
+    # and whether the run was still unsure to be one (ambiguous)
+    rgaps = np.full((n_hc, GAP_RING, 5), -1, dtype=np.int64)
     rgap_at = np.zeros(n_hc, dtype=np.int64)
     msg_no = np.zeros(n_hc, dtype=np.int32)
     fifo = np.zeros((n_hc, READ_FIFO, 3), dtype=np.int64)    # first, next, end
@@ -195,13 +196,17 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             q = copy_row[h]
             if q >= 0:
                 copy_row[h] = -1
-                if seen and d < 0 and u == copy_next[h] and not back2back[h]:
-                    # The next request resends the PSN after it: an in-order run, which
-                    # the network does not make. The copy started a resend run whose
-                    # cause the tap did not see (e.g. a response the capture missed).
+                if seen and d < 0 and not back2back[h] and (u == copy_next[h] or (
+                        u > copy_next[h] and acked[h] <= upsn[q])):
+                    # The next request resends the PSN after it (or a later one, those
+                    # between lost before the tap; no ACK let a restart begin past the
+                    # copy): an in-order run, which the network does not make. The copy
+                    # started a resend run whose cause the tap did not see (e.g. a
+                    # response the capture missed).
                     flags[q] = (flags[q] & ~F_COPY) | F_RETX | F_EPISODE
-                    if delays[h]:
-                        # ... unless two late copies in a row: this network delays.
+                    if delays[h] or u > copy_next[h]:
+                        # ... unless two late copies in a row: this network delays
+                        # (or the run skips: a duplicate, then another resend).
                         flags[q] |= F_AMBIGUOUS
                     counts[h, K_COPIES] -= 1
                     ref[q] = first_tx[q]
@@ -234,6 +239,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         rgaps[h, slot, 1] = ep_end[h]
                         rgaps[h, slot, 2] = ep_cur[h]
                         rgaps[h, slot, 3] = max(ep_next[h], acked[h])
+                        rgaps[h, slot, 4] = ep_amb[h]
                         rgap_at[h] += 1
                     ep_active[h] = False
                 msg[i] = msg_no[h]
@@ -251,6 +257,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     f_len[h] += 1
             else:
                 cause = trig_u[h] >= 0 and trig_u[h] <= u
+                # Past the refused PSN before the RNR timer ran out: not that RNR NAK's
+                # restart (at the refused PSN, after the wait), which stays pending.
+                rnr_early = u > rnr_u[h] >= 0 and \
+                    ts[i] - ts[rnr_row[h]] < _rnr_wait_ns(syn[rnr_row[h]])
+                if rnr_early and trig_kind[h] == T_RNR:
+                    cause = False
                 in_gap = False
                 if not seen:
                     for g in range(GAP_RING):
@@ -289,6 +301,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 below = cause and trig_u[h] < u and quick
                 copy = quick and not cause and not run
                 late_rerun = -1
+                late_amb = False
                 if stale or copy:
                     # No restart can have sent it now: an earlier copy delayed before
                     # the tap. If an earlier resend run skipped this PSN (a run resends
@@ -296,6 +309,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     for g in range(GAP_RING):
                         if rgaps[h, g, 0] <= u < rgaps[h, g, 1]:
                             late_rerun = rgaps[h, g, 2]
+                            # A run that may be late copies skipped nothing for sure;
+                            # and once a later run has resent the PSN, this copy may
+                            # as well be the network's copy of that resend.
+                            late_amb = rgaps[h, g, 4] == 1 or (
+                                (flags[prev_tx[i]] & F_RETX) != 0 and
+                                episode[prev_tx[i]] > late_rerun)
                             if u >= rgaps[h, g, 3]:
                                 counts[h, K_LOST_BEFORE] -= 1      # late, not lost
                             break
@@ -303,6 +322,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     delays[h] = True
                 if late_rerun >= 0:
                     flags[i] |= F_RETX
+                    if late_amb:
+                        flags[i] |= F_AMBIGUOUS
                     ref[i] = first_tx[i]
                     msg[i] = msg[first_tx[i]]
                     episode[i] = late_rerun
@@ -349,6 +370,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         ep_active[h] = True
                         ep_end[h] = high[h]
                         k = trig_kind[h] if trig_u[h] >= 0 else 0
+                        if rnr_early:
+                            k &= ~T_RNR
                         trig[i] = trig_row[h]
                         if (below and not run) or (cause and trig_u[h] < u and not seen
                                                    and in_gap):
@@ -400,6 +423,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         rgaps[h, slot, 1] = u
                         rgaps[h, slot, 2] = ep_cur[h]
                         rgaps[h, slot, 3] = max(ep_next[h], acked[h])
+                        rgaps[h, slot, 4] = ep_amb[h]
                         rgap_at[h] += 1
                     refused = u == rnr_u[h]      # an RNR NAK refused it: not lost
                     if refused:
@@ -419,6 +443,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         back2back[h] = b2b
                     elif ep_amb[h] and (delays[h] or back2back[h]):
                         flags[i] |= F_AMBIGUOUS     # continues a run that may not be one
+                    elif ep_amb[h] and u != ep_next[h]:
+                        # A jump past the PSN after it: no in-order run settles it (this
+                        # may continue an earlier run), so the start stays flagged.
+                        ep_amb[h] = False
                     elif ep_amb[h]:
                         # Continued in order: the network does not make runs (and this
                         # one has not been seen delaying copies), so it was one (unless
