@@ -23,7 +23,7 @@ from typing import Any
 
 from ibwire import crc
 from ibwire.fields import Header, Layout
-from ibwire.graph import GRAPH, Length
+from ibwire.graph import GRAPH
 from ibwire.headers.bth import BTH
 from ibwire.headers.carriers import IPV4, IPV6, UDP
 from ibwire.headers.link import LINK
@@ -39,7 +39,7 @@ PAYLOAD_ENCODERS: list[PayloadEncoder] = []
 # Trailer sizes, from the graph: the ICRC closes what a BTH opens, the VCRC an LRH.
 _TRAILER = {t.opened_by: t.size for t in GRAPH.trailers}
 # The pad aligns the payload to the unit LRH PktLen counts (IBA §9.2: 4-byte words).
-_PAD_ALIGN = next(ln.unit for ln in GRAPH.length_of(LRH.name) if ln.field == "pktlen")
+_PAD_ALIGN = GRAPH.length(LRH.name, "pktlen").unit
 _LPCRC_COVERS = LINK.by_name["lpcrc"].offset   # the LPCRC covers the bytes before it
 
 
@@ -163,7 +163,8 @@ def _fill_headers(seq: list[_Part], names: list[str], transport: int) -> None:
         p = seq[i]
         _fill_next(p, names[i + 1])
         for ln in GRAPH.length_of(p.layout.name):
-            p.values[ln.field] = _length(ln, p, rest + (vcrc if ln.end == "record" else 0))
+            after = rest + (vcrc if ln.end == "record" else 0)
+            p.values[ln.field] = ln.measure(p.layout.size + len(p.gap), after)
         if p.layout is IPV4:
             p.values["checksum"] = 0
             p.values["checksum"] = internet_checksum(IPV4.pack(p.values) + p.gap)
@@ -184,13 +185,6 @@ def _fill_next(p: _Part, upper: str) -> None:
     skip = edge.skip.get(p.values.get(edge.field, -1), 0)
     if len(p.gap) < skip:
         p.gap = bytes(skip)
-
-
-def _length(ln: Length, p: _Part, rest: int) -> int:
-    """A length field's value: `rest` bytes follow the header and its gap."""
-    if ln.start == "header":
-        rest += p.layout.size + len(p.gap)
-    return rest // ln.unit
 
 
 def _masked(seq: list[_Part], names: list[str], body: bytes, ib_off: int) -> bytes:

@@ -20,7 +20,7 @@ from ibwire.headers.routing import GRH, LRH, RWH
 from ibwire.packet import Packet
 
 # LRH PktLen's unit (4-byte words), from the graph's length declarations.
-PKTLEN_UNIT = next(ln.unit for ln in GRAPH.length_of(LRH.name) if ln.field == "pktlen")
+PKTLEN_UNIT = GRAPH.length(LRH.name, "pktlen").unit
 _PKTLEN_AT = LRH.by_name["pktlen"].offset
 _PAYLEN_AT = GRH.by_name["paylen"].offset
 _NXTHDR_AT = GRH.by_name["nxthdr"].offset
