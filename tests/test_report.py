@@ -120,15 +120,17 @@ def test_unreadable_file_reported(tmp_path, capsys):
     assert int(v["f0.packets"]) == 15      # the good records before the damage
 
 
+@pytest.mark.parametrize("chunk", [37, None], ids=["chunk37", "default"])
 @pytest.mark.parametrize("cap", SAMPLES, ids=[p.name for p in SAMPLES])
-def test_one_read_gives_the_commands_columns(cap, monkeypatch):
+def test_one_read_gives_the_commands_columns(cap, chunk, monkeypatch):
     """The report's single read builds exactly the columns `ibwire rc` and `ibwire
-    credits` build (so their analyses, run on them, agree), also in chunks."""
+    credits` build (so their analyses, run on them, agree), in small and default chunks."""
     from ibwire.analysis.credit_input import credit_columns
     from ibwire.analysis.rc_input import rc_columns
     from ibwire.report import chunks
 
-    monkeypatch.setattr(chunks, "CHUNK", 37)
+    if chunk is not None:
+        monkeypatch.setattr(chunks, "CHUNK", chunk)
 
     got = read_capture(str(cap), progress=False)
     for want, have in ((credit_columns(str(cap)), got.credit_cols),

@@ -141,20 +141,6 @@ def test_expert_table_holds_stats_expert_items(tmp_path, capsys):
     assert credit_items > 0
 
 
-def test_columns_equal_commands_after_a_bulk_read():
-    from ibwire.analysis.credit_input import credit_columns
-    from ibwire.analysis.rc_input import rc_columns
-
-    for cap in SAMPLES:
-        got = read_capture(str(cap), progress=False)
-        for want, have in ((credit_columns(str(cap)), got.credit_cols),
-                           (rc_columns(str(cap)), got.rc.cols)):
-            assert want.keys() == have.keys()
-            for name in want:
-                assert want[name].dtype == have[name].dtype, name
-                assert np.array_equal(want[name], have[name]), name
-
-
 def test_credit_expert_rows_equal_the_providers_per_row_items():
     """`expert_rows` gives, at once, the items `_expert` gives row by row."""
     from collections import defaultdict
