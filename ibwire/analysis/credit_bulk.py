@@ -31,7 +31,7 @@ from ibwire.analysis.credit_input import (
 from ibwire.cli.tshark_text import format_field
 from ibwire.constants import ETHERTYPE_MAC_CONTROL
 from ibwire.crc import CrcStatus
-from ibwire.headers.extended import CREDITS
+from ibwire.headers.extended import CREDITS, SYN_ACK, syndrome_part
 from ibwire.packet import Packet
 
 _MACC = [name for name, _ in INT_COLUMNS if name.startswith("macc.")]
@@ -56,8 +56,8 @@ _CREDIT_OF = np.array([*CREDITS, -1], np.int64)
 
 def _credits(ch: bi.Chunk) -> np.ndarray:
     syn = bi.ints(ch, _SYNDROME)
-    ack = (syn >= 0) & ((syn >> 5) & 3 == 0)
-    return np.where(ack, _CREDIT_OF[syn & 0x1F], -1)
+    ack = (syn >= 0) & (syndrome_part(syn, "syndrome_type") == SYN_ACK)
+    return np.where(ack, _CREDIT_OF[syndrome_part(syn, "credit_count")], -1)
 
 
 def chunk_columns(ch: bi.Chunk, packet: Callable[[int], Packet] | None = None

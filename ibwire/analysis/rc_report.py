@@ -14,6 +14,7 @@ from ibwire.analysis import rc_rules as R
 from ibwire.analysis.rc import PERCENTILES, RcResult
 from ibwire.analysis.rc_fields import PACKET_FIELDS  # noqa: F401 - re-exported
 from ibwire.analysis.rc_input import ENDPOINTS
+from ibwire.headers.extended import syndrome_part
 
 FORMAT = "ibwire-rc/1"
 
@@ -123,11 +124,12 @@ def packet_values(res: RcResult, row: int) -> dict[str, Any]:
         out["infiniband.analysis.psn_gap"] = int(res.gap[row])
     syn = int(res.cols["infiniband.aeth.syndrome"][row])
     if f & R.F_NAK and syn >= 0:
-        code = syn & 0x1F
+        code = syndrome_part(syn, "error_code")
         out["infiniband.analysis.nak"] = (R.NAK_KEYS[code] if code < len(R.NAK_KEYS)
                                           else f"code_{code}")
     if f & R.F_RNR and syn >= 0:
-        out["infiniband.analysis.rnr_timer_us"] = int(R.RNR_TIMER_NS[syn & 0x1F] // 1000)
+        timer = syndrome_part(syn, "timer")
+        out["infiniband.analysis.rnr_timer_us"] = int(R.RNR_TIMER_NS[timer] // 1000)
     if res.rtt_ns[row] >= 0:
         out["infiniband.analysis.ack_rtt"] = res.rtt_ns[row] / 1e9
     if res.acked[row] > 0:

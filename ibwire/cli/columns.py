@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from ibwire.cli.carriers import carrier_info, column_addresses, column_protocol, inner_info
 from ibwire.cli.frames import TIME_FIELDS, FrameInfo, fmt_ns
 from ibwire.cli.madinfo import mad_header, mad_info
-from ibwire.cli.syndrome import ACK, NAK, RNR_NAK
 from ibwire.crc import CrcStatus
 from ibwire.graph import GRAPH
 from ibwire.headers.extended import NAK_CODES, RNR_TIMER_US
+from ibwire.headers.extended import SYN_ACK as ACK
+from ibwire.headers.extended import SYN_NAK as NAK
+from ibwire.headers.extended import SYN_RNR_NAK as RNR_NAK
 from ibwire.packet import Packet
 
 

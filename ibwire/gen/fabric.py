@@ -19,6 +19,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
+from ibwire.constants import ECN_CE, ECN_ECT0
 from ibwire.decoder import decode
 from ibwire.encode import encode
 from ibwire.fields import Header
@@ -30,7 +31,6 @@ NATIVE = ("ib", "ib-grh")
 PERMISSIVE_LID = 0xFFFF
 SUBNET_PREFIX = bytes.fromhex("fe80000000000000")
 ROCE_DSCP = 26          # a common RoCE traffic class (AF31)
-ECN_ECT0, ECN_CE = 2, 3
 
 
 @dataclass

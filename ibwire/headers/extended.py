@@ -6,7 +6,7 @@ table (`opcodes.py`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from ibwire.fields import (
     DEC_HEX,
@@ -68,16 +68,20 @@ RNR_TIMER_US = (655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 96
 
 
 def _syn_type(v: Mapping[str, Any]) -> int:
-    return (v["syndrome"] >> 5) & 3
+    return syndrome_part(v["syndrome"], "syndrome_type")
+
+
+def _syn_value(v: Mapping[str, Any]) -> int:
+    return syndrome_part(v["syndrome"], "credit_count")   # credit, timer or NAK code
 
 
 def _credits(v: Mapping[str, Any]) -> int | None:
-    code = v["syndrome"] & 0x1F
-    return CREDITS[code] if _syn_type(v) == 0 and code < 31 else None
+    code = _syn_value(v)
+    return CREDITS[code] if _syn_type(v) == 0 and code < len(CREDITS) else None
 
 
 def _rnr_ms(v: Mapping[str, Any]) -> float | None:
-    return RNR_TIMER_US[v["syndrome"] & 0x1F] / 1000 if _syn_type(v) == 1 else None
+    return RNR_TIMER_US[_syn_value(v)] / 1000 if _syn_type(v) == 1 else None
 
 
 AETH = Layout("aeth", "infiniband.aeth", "ACK Extended Transport Header", [
@@ -99,10 +103,23 @@ AETH = Layout("aeth", "infiniband.aeth", "ACK Extended Transport Header", [
             wsname="infiniband.aeth.syndrome.error_code",
             present=lambda v: _syn_type(v) == 3),
     derived("credits", _credits, "Credits (receive WQEs advertised)", ftype=UINT32,
-            present=lambda v: _syn_type(v) == 0 and v["syndrome"] & 0x1F != 31),
+            present=lambda v: _syn_type(v) == 0 and _syn_value(v) < len(CREDITS)),
     derived("rnr_timer_ms", _rnr_ms, "Minimum RNR NAK timer (ms)", ftype=DOUBLE,
             present=lambda v: _syn_type(v) == 1),
 ])
+
+SyndromeValue = TypeVar("SyndromeValue")   # an int or a numpy integer array
+_KINDS = {name: code for code, name in SYNDROME_TYPES.items()}
+SYN_ACK, SYN_RNR_NAK, SYN_NAK = _KINDS["ACK"], _KINDS["RNR NAK"], _KINDS["NAK"]
+
+
+def syndrome_part(syndrome: SyndromeValue, name: str) -> SyndromeValue:
+    """Overlay field `name` of the AETH (`syndrome_type`, `credit_count`, `timer`,
+    `error_code`) from syndrome byte value(s) (ints or numpy arrays): the split of
+    the byte is the layout's, written once."""
+    _, _, shift, mask = AETH.offsets()[name]
+    return (syndrome >> shift) & mask
+
 
 AtomicAckETH = Layout("atomicacketh", "infiniband.atomicacketh",
                       "Atomic ACK Extended Transport Header", [

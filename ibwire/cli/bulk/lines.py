@@ -19,12 +19,13 @@ from ibwire.cli.bulk.writer import ALIGN_RIGHT, Program
 from ibwire.cli.columns import columns, time_text
 from ibwire.cli.fields_out import FieldsWriter
 from ibwire.cli.frames import FrameInfo
-from ibwire.cli.syndrome import ACK, syndrome_part
 from ibwire.cli.tshark_text import _HEX_DIGITS
 from ibwire.crc import CrcStatus
 from ibwire.engines.columns import CRC_COLUMNS
 from ibwire.engines.tables import FIELD_ROWS, LAYER_NAMES
 from ibwire.fields import BOOL, ETHER, HEX, IPV4, REGISTRY
+from ibwire.headers.extended import SYN_ACK as ACK
+from ibwire.headers.extended import syndrome_part
 from ibwire.headers.opcodes import OPCODES
 
 TIME_COLUMNS = {"r": "rel", "d": "delta", "dd": "disp_delta", "e": "ts"}

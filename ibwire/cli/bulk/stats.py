@@ -30,9 +30,10 @@ from ibwire.cli.stats.histograms import MadHistogram, OpcodeHistogram
 from ibwire.cli.stats.io_stat import IoStat
 from ibwire.cli.stats.phs import Hierarchy
 from ibwire.cli.stats.summary import CRC_NAMES, Summary
-from ibwire.cli.syndrome import NAK, syndrome_part
 from ibwire.constants import LINKTYPE_ERF
 from ibwire.crc import CrcStatus
+from ibwire.headers.extended import SYN_NAK as NAK
+from ibwire.headers.extended import syndrome_part
 from ibwire.headers.opcodes import OPCODES
 
 CRC_STATUS = (("ICRC", "infiniband.invariant.crc.status"),

@@ -13,9 +13,10 @@ from collections import Counter
 from ibwire.cli.frames import FrameInfo
 from ibwire.cli.madinfo import CM_ATTRS, CM_CLASS, mad_header, mad_info
 from ibwire.cli.stats import Stat
-from ibwire.cli.syndrome import NAK, RNR_NAK
 from ibwire.crc import CrcStatus
 from ibwire.headers.extended import NAK_CODES
+from ibwire.headers.extended import SYN_NAK as NAK
+from ibwire.headers.extended import SYN_RNR_NAK as RNR_NAK
 from ibwire.packet import Packet
 
 SEVERITIES = ("Error", "Warn", "Note", "Chat")
