@@ -203,16 +203,19 @@ def test_copy_then_a_run_that_skips(tmp_path):
     assert check_exact(truth, res, diff) == []
 
 
-def test_an_ambiguous_start_followed_by_a_jump_stays_flagged(tmp_path):
+def test_a_late_original_past_its_resend_is_not_a_run_start(tmp_path):
     """191 repeats PSN ..601 (the original, delayed past its resend 168) with a NAK for
     an earlier PSN pending; 192 then resends ..610, continuing the run of 184-190, not
-    191. Only the PSN right after an ambiguous start settles it as a run."""
+    191. A copy past the pending cause's PSN is held back as a late copy and becomes a
+    run start only when the next request continues it in order."""
     path, truth = generate(tmp_path, "rc_loss", 6482, reorder=0.06, duplicate=0.04,
                            loss=0.0, rnr=0.05, capture_loss=0.0, messages=40)
     res, _ = compare(path, truth)
     assert 191 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
     assert 191 not in {e["frame"] for e in truth["retransmissions"]}
-    assert "ambiguous" in _flags_of(res, 191)
+    assert "retransmission" not in _flags_of(res, 191)
+    assert "out_of_sequence" in _flags_of(res, 191)
+    assert "retransmission" in _flags_of(res, 192)
 
 
 def test_a_copy_past_the_refused_psn_before_the_rnr_timer_is_not_its_retry(tmp_path):

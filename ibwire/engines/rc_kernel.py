@@ -78,6 +78,57 @@ def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_
     return n_ep + 1
 
 
+@njit(cache=True)
+def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur, ep_active,
+                   ep_end, ep_last, ep_next, high, upsn, trig_u, trig_row, trig_kind, nak_new,
+                   rnr_u, retrying, rgaps, rgap_at, sure):
+    """Row r, a copy held back as possibly late or duplicated while a retry cause was
+    pending for an earlier PSN, turns out to start that cause's resend run (the next
+    request continues it in order): the run's first resends (the cause's PSN up to
+    r's) did not reach the tap. Unless `sure`, the cause stays pending (the start may
+    still be a late copy). Returns the next episode number. (Rare: a plain call.)"""
+    k = trig_kind[h]
+    if k == 0:
+        return _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
+                                ep_active, ep_end, ep_last, ep_next, retrying, high, upsn)
+    counts[h, K_RETX] += 1
+    counts[h, K_RETX_BYTES] += paylen[r]
+    if k & T_RNR:
+        reason[r] = REASON_RNR
+        counts[h, K_RNR_RETRIES] += 1
+        rnr_u[h] = -1
+    elif k & T_NAK:
+        reason[r] = REASON_NAK_SEQ
+    else:
+        reason[r] = REASON_IMPLIED
+    if reason[r] != REASON_RNR or nak_new[h]:
+        counts[h, K_GBN] += 1
+    trig[r] = trig_row[h]
+    episode[r] = n_ep
+    ep_cur[h] = n_ep
+    ep_active[h] = True
+    ep_end[h] = high[h]
+    ep_last[h] = upsn[r]
+    ep_next[h] = u
+    if not sure:
+        return n_ep + 1
+    # The run skipped the PSNs from the cause's to r's: a later copy of one is that
+    # run's resend, delayed (or the original, when the tap had not seen it; no PSN of
+    # them is counted lost here).
+    slot = rgap_at[h] % GAP_RING
+    rgaps[h, slot, 0] = trig_u[h]
+    rgaps[h, slot, 1] = upsn[r]
+    rgaps[h, slot, 2] = n_ep
+    rgaps[h, slot, 3] = upsn[r]
+    rgaps[h, slot, 4] = 0
+    rgap_at[h] += 1
+    nak_new[h] = False
+    trig_u[h] = -1
+    trig_kind[h] = 0
+    trig_row[h] = -1
+    return n_ep + 1
+
+
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
           flags, ref, episode, trig, acked_n, credits, msg, gap, reason, counts):
     n_hc = len(pmtu)
@@ -98,7 +149,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     pos_acked = np.zeros(n_hc, dtype=np.int64)
     retrying = np.zeros(n_hc, dtype=np.bool_)     # a counted retry awaits forward progress
     nak_new = np.zeros(n_hc, dtype=np.bool_)      # a first sequence NAK awaits its resend
-    gaps = np.full((n_hc, GAP_RING, 2), -1, dtype=np.int64)    # recent holes: [lo, hi)
+    # recent holes: [lo, hi) and the row that jumped past them (their originals were
+    # sent before it)
+    gaps = np.full((n_hc, GAP_RING, 3), -1, dtype=np.int64)
     gap_at = np.zeros(n_hc, dtype=np.int64)
     # PSNs a resend run skipped: lo, hi, episode, first one no ACK had covered (lost),
     # and whether the run was still unsure to be one (ambiguous)
@@ -112,6 +165,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     last_resp = np.full(n_hc, -1, dtype=np.int64)     # previous response row, if no request since
     late_row = np.full(n_hc, -1, dtype=np.int64)
     late_next = np.zeros(n_hc, dtype=np.int64)
+    late_cause = np.zeros(n_hc, dtype=np.bool_)    # ... held back while a cause was pending
     known = np.zeros(n_hc, dtype=np.int64)     # the requester has shown it acts on NAK p
     rnr_row = np.full(n_hc, -1, dtype=np.int64)
     rd_row = np.full(n_hc, -1, dtype=np.int64)     # last READ response / atomic ACK in order
@@ -119,6 +173,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     ack_row = np.full(n_hc, -1, dtype=np.int64)    # last ACK, and its PSN
     copy_row = np.full(n_hc, -1, dtype=np.int64)   # a network duplicate, decided next
     copy_next = np.zeros(n_hc, dtype=np.int64)
+    copy_cause = np.zeros(n_hc, dtype=np.bool_)
+    # A run taken from a copy too soon for any timer (no cause seen): its start and next
+    # packet stay flagged unless a third continues it in order (late copies come singly
+    # or in pairs, a run goes on).
+    soon = np.zeros(n_hc, dtype=np.int64)
+    soon_rows = np.full((n_hc, 2), -1, dtype=np.int64)
     ep_amb = np.zeros(n_hc, dtype=np.bool_)        # the run in progress started ambiguous
     ep_row = np.full(n_hc, -1, dtype=np.int64)     # ... at this row
     delays = np.zeros(n_hc, dtype=np.bool_)        # copies seen delayed past later ones
@@ -187,12 +247,32 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 late_row[h] = -1
                 # The PSN after it, or a later one (those between lost before the tap).
                 if u >= late_next[h] and d < 0:
-                    flags[p] = (flags[p] & ~F_LATE) | F_RETX | F_EPISODE
+                    flags[p] = (flags[p] & ~(F_LATE | F_AMBIGUOUS)) | F_RETX | F_EPISODE
+                    if not late_cause[h]:
+                        for g in range(GAP_RING):
+                            if gaps[h, g, 0] <= upsn[p] < gaps[h, g, 1] and \
+                                    ts[p] - ts[gaps[h, g, 2]] < MIN_ACK_TIMEOUT_NS:
+                                # Too soon for the requester's timer: a cause the tap
+                                # missed, or two late copies in a row.
+                                flags[p] |= F_AMBIGUOUS
+                                soon[h] = 1
+                                soon_rows[h, 0] = p
                     counts[h, K_LATE] -= 1
                     counts[h, K_LOST_BEFORE] += 1
-                    n_ep = _timeout_episode(p, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
-                                            ep_active, ep_end, ep_last, ep_next, retrying,
-                                            high, upsn)
+                    if late_cause[h] and 0 <= trig_u[h] < upsn[p]:
+                        if delays[h]:
+                            flags[p] |= F_AMBIGUOUS     # this network delays copies
+                        n_ep = _cause_episode(p, h, u, n_ep, counts, paylen, reason, episode,
+                                              trig, ep_cur, ep_active, ep_end, ep_last,
+                                              ep_next, high, upsn, trig_u, trig_row, trig_kind,
+                                              nak_new, rnr_u, retrying, rgaps, rgap_at,
+                                              True)
+                        ep_amb[h] = delays[h]
+                        ep_row[h] = p
+                    else:
+                        n_ep = _timeout_episode(p, h, u, n_ep, counts, paylen, reason, episode,
+                                                ep_cur, ep_active, ep_end, ep_last, ep_next,
+                                                retrying, high, upsn)
             q = copy_row[h]
             if q >= 0:
                 copy_row[h] = -1
@@ -203,16 +283,29 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     # copy): an in-order run, which the network does not make. The copy
                     # started a resend run whose cause the tap did not see (e.g. a
                     # response the capture missed).
-                    flags[q] = (flags[q] & ~F_COPY) | F_RETX | F_EPISODE
+                    flags[q] = (flags[q] & ~(F_COPY | F_AMBIGUOUS)) | F_RETX | F_EPISODE
                     if delays[h] or u > copy_next[h]:
                         # ... unless two late copies in a row: this network delays
                         # (or the run skips: a duplicate, then another resend).
                         flags[q] |= F_AMBIGUOUS
+                    elif not copy_cause[h] and ts[q] - ts[first_tx[q]] < MIN_ACK_TIMEOUT_NS:
+                        # Too soon for the requester's timer: a cause the tap missed,
+                        # or two late copies in a row.
+                        flags[q] |= F_AMBIGUOUS
+                        soon[h] = 1
+                        soon_rows[h, 0] = q
                     counts[h, K_COPIES] -= 1
                     ref[q] = first_tx[q]
-                    n_ep = _timeout_episode(q, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
-                                            ep_active, ep_end, ep_last, ep_next, retrying,
-                                            high, upsn)
+                    if copy_cause[h] and 0 <= trig_u[h] < upsn[q]:
+                        n_ep = _cause_episode(q, h, u, n_ep, counts, paylen, reason, episode,
+                                              trig, ep_cur, ep_active, ep_end, ep_last,
+                                              ep_next, high, upsn, trig_u, trig_row, trig_kind,
+                                              nak_new, rnr_u, retrying, rgaps, rgap_at,
+                                              u <= copy_next[h])
+                    else:
+                        n_ep = _timeout_episode(q, h, u, n_ep, counts, paylen, reason, episode,
+                                                ep_cur, ep_active, ep_end, ep_last, ep_next,
+                                                retrying, high, upsn)
                     ep_amb[h] = delays[h]
                     ep_row[h] = q
             if d >= 0:
@@ -223,6 +316,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     slot = gap_at[h] % GAP_RING
                     gaps[h, slot, 0] = high[h]
                     gaps[h, slot, 1] = u
+                    gaps[h, slot, 2] = i
                     gap_at[h] += 1
                 high[h] = u + consume
                 if ep_active[h] and u >= ep_end[h]:
@@ -300,9 +394,16 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 # tap): taken for the restart, flagged, and the cause stays pending.
                 below = cause and trig_u[h] < u and quick
                 copy = quick and not cause and not run
+                # A quick copy, or a hole fill, past the PSN a pending cause names, not
+                # in a run: the restart for that cause with its first packets missing
+                # at the tap, or a late or duplicated copy. Held back as the copy; the
+                # next request continuing it in order makes it the run's start. (Not a
+                # repeat of the request just before it: that stays a flagged start.)
+                held = not run and ((below and not b2b) or (
+                    cause and trig_u[h] < u and not seen and in_gap))
                 late_rerun = -1
                 late_amb = False
-                if stale or copy:
+                if stale or copy or (held and seen):
                     # No restart can have sent it now: an earlier copy delayed before
                     # the tap. If an earlier resend run skipped this PSN (a run resends
                     # every PSN in order), it is that run's missing resend, late.
@@ -340,14 +441,27 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             if gaps[h, g, 0] <= u < gaps[h, g, 1]:
                                 counts[h, K_LOST_BEFORE] -= 1
                                 break
-                elif copy:
+                elif copy or (held and seen):
                     # The network duplicated it (unless the next request continues it).
                     flags[i] |= F_COPY
                     ref[i] = prev_tx[i]
                     counts[h, K_COPIES] += 1
                     copy_row[h] = i
                     copy_next[h] = u + consume
+                    copy_cause[h] = held
                     back2back[h] = b2b
+                    if held or (b2b and flags[prev_tx[i]] & F_AMBIGUOUS):
+                        # (Right after a copy taken for a resend with doubt: the two are
+                        # that resend and a late copy, in either order.)
+                        flags[i] |= F_AMBIGUOUS
+                elif held:
+                    # A late original, unless the next request continues it in order.
+                    flags[i] |= F_AMBIGUOUS
+                    _mark(flags, counts, i, h, F_LATE, K_LATE)
+                    counts[h, K_LOST_BEFORE] -= 1
+                    late_row[h] = i
+                    late_next[h] = u + consume
+                    late_cause[h] = True
                 elif seen or cause or ep_active[h] or not in_gap:
                     if u == rnr_u[h] and \
                             ts[i] - ts[rnr_row[h]] < _rnr_wait_ns(syn[rnr_row[h]]):
@@ -438,6 +552,20 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             counts[h, K_LOST_AFTER] += 1
                         nak_u[h] = -1
                     if flags[i] & F_EPISODE:
+                        soon[h] = 0
+                    elif soon[h] > 0:
+                        if u != ep_next[h]:
+                            soon[h] = 0
+                        elif soon[h] == 1:
+                            flags[i] |= F_AMBIGUOUS
+                            soon_rows[h, 1] = i
+                            soon[h] = 2
+                        else:
+                            if not delays[h]:
+                                flags[soon_rows[h, 0]] &= ~F_AMBIGUOUS
+                                flags[soon_rows[h, 1]] &= ~F_AMBIGUOUS
+                            soon[h] = 0
+                    if flags[i] & F_EPISODE:
                         ep_amb[h] = (flags[i] & F_AMBIGUOUS) != 0
                         ep_row[h] = i
                         back2back[h] = b2b
@@ -465,6 +593,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     counts[h, K_LOST_BEFORE] -= 1
                     late_row[h] = i
                     late_next[h] = u + consume
+                    late_cause[h] = False
                 if in_gap and c & C_LAST:
                     # The first copy of a message's last packet to pass the tap.
                     _mark(flags, counts, i, h, F_MSG_END, K_MESSAGES)
