@@ -399,7 +399,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 # at the tap, or a late or duplicated copy. Held back as the copy; the
                 # next request continuing it in order makes it the run's start. (Not a
                 # repeat of the request just before it: that stays a flagged start.)
-                held = not run and ((below and not b2b) or (
+                held = not run and (below or (
                     cause and trig_u[h] < u and not seen and in_gap))
                 late_rerun = -1
                 late_amb = False
