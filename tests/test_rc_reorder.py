@@ -32,6 +32,21 @@ def test_a_quick_copy_past_a_pending_nak_is_held_then_starts_the_run(tmp_path):
     assert "out_of_sequence" in _flags_of(res, 38)
 
 
+def test_a_late_resend_of_a_run_that_skipped_it_is_no_timeout(tmp_path):
+    """Same capture: 46 repeats ..787 again (the NAK's resend, delayed past 38). No cause
+    is pending and it is not quick: a timeout restart, or the late resend of the run of
+    24, which skipped ..787-..792. The next request (47) is new data, not the PSN after
+    it, so it is that run's resend: same episode as 24, no new go-back-N."""
+    path, truth = generate(tmp_path, "rc_reorder", 2015)
+    res, _ = compare(path, truth)
+    resent = {e["frame"]: e for e in truth["retransmissions"] if e["frame"] is not None}
+    assert resent[46]["trigger_frame"] == 22
+    assert "retransmission" in _flags_of(res, 46)
+    assert "go_back_n" not in _flags_of(res, 46)
+    assert "ambiguous" not in _flags_of(res, 46)
+    assert int(res.episode[45]) == int(res.episode[23])
+
+
 def test_a_held_copy_not_continued_stays_a_flagged_copy(tmp_path):
     """6482: 191 repeats ..601 (the original, delayed past its resend 168) with a NAK for
     an earlier PSN pending; 192 resends ..610 (continuing the run of 184-190), not the PSN

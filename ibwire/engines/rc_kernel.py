@@ -174,6 +174,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     copy_row = np.full(n_hc, -1, dtype=np.int64)   # a network duplicate, decided next
     copy_next = np.zeros(n_hc, dtype=np.int64)
     copy_cause = np.zeros(n_hc, dtype=np.bool_)
+    lr_row = np.full(n_hc, -1, dtype=np.int64)     # a late resend that may start a run
+    lr_next = np.zeros(n_hc, dtype=np.int64)
+    lr_lost = np.zeros(n_hc, dtype=np.bool_)
     # A run taken from a copy too soon for any timer (no cause seen): its start and next
     # packet stay flagged unless a third continues it in order (late copies come singly
     # or in pairs, a run goes on).
@@ -273,6 +276,21 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         n_ep = _timeout_episode(p, h, u, n_ep, counts, paylen, reason, episode,
                                                 ep_cur, ep_active, ep_end, ep_last, ep_next,
                                                 retrying, high, upsn)
+            r = lr_row[h]
+            if r >= 0:
+                lr_row[h] = -1
+                if seen and d < 0 and u == lr_next[h]:
+                    # The next request resends the PSN after it: the requester's timer
+                    # restarted there (a run goes on in order), not an old run's resend.
+                    flags[r] = (flags[r] & ~F_AMBIGUOUS) | F_EPISODE
+                    counts[h, K_RETX] -= 1
+                    counts[h, K_RETX_BYTES] -= paylen[r]
+                    if lr_lost[h]:
+                        counts[h, K_LOST_BEFORE] += 1
+                    n_ep = _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode,
+                                            ep_cur, ep_active, ep_end, ep_last, ep_next,
+                                            retrying, high, upsn)
+                    ep_amb[h] = False
             q = copy_row[h]
             if q >= 0:
                 copy_row[h] = -1
@@ -403,7 +421,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     cause and trig_u[h] < u and not seen and in_gap))
                 late_rerun = -1
                 late_amb = False
-                if stale or copy or (held and seen):
+                # A copy no cause or run explains, not quick: a timeout restart, or the
+                # late resend of a run that skipped it (decided at the next request).
+                timer = seen and not cause and not run and not quick and not stale
+                lost_back = False
+                if stale or copy or (held and seen) or timer:
                     # No restart can have sent it now: an earlier copy delayed before
                     # the tap. If an earlier resend run skipped this PSN (a run resends
                     # every PSN in order), it is that run's missing resend, late.
@@ -418,10 +440,15 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 episode[prev_tx[i]] > late_rerun)
                             if u >= rgaps[h, g, 3]:
                                 counts[h, K_LOST_BEFORE] -= 1      # late, not lost
+                                lost_back = True
                             break
-                if late_rerun >= 0 or stale:
+                if (late_rerun >= 0 and not timer) or stale:
                     delays[h] = True
                 if late_rerun >= 0:
+                    if timer:
+                        lr_row[h] = i
+                        lr_next[h] = u + consume
+                        lr_lost[h] = lost_back
                     flags[i] |= F_RETX
                     if late_amb:
                         flags[i] |= F_AMBIGUOUS
