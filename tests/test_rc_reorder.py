@@ -88,3 +88,19 @@ def test_new_reorder_seeds(tmp_path):
     assert truth_n > 800
     assert differing <= 3
     assert extra <= 30
+
+
+def test_a_late_copy_amid_a_run_is_no_skip(tmp_path):
+    """2033: the run for NAK 246 resends ..109-..111 (247-249); 250 is ..124, the
+    original delayed past them, and 251 resumes the run at ..112 with no cause and well
+    inside any timer. A run goes in PSN order, so 250 did not make it skip ..112-..123:
+    a late copy, not a resend, and no PSN of the run counted lost."""
+    path, truth = generate(tmp_path, "rc_reorder", 2033)
+    res, diff = compare(path, truth)
+    assert check_exact(truth, res, diff) == []
+    assert 250 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert 250 not in truth_sets(truth)["retransmission"]
+    assert "retransmission" not in _flags_of(res, 250)
+    assert "psn_gap" not in _flags_of(res, 250)
+    assert "out_of_sequence" in _flags_of(res, 250)
+    assert int(res.episode[250]) == int(res.episode[248])

@@ -175,6 +175,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     copy_next = np.zeros(n_hc, dtype=np.int64)
     copy_cause = np.zeros(n_hc, dtype=np.bool_)
     lr_row = np.full(n_hc, -1, dtype=np.int64)     # a late resend that may start a run
+    # A run packet past the run's next PSN, decided at the next request: row, the run's
+    # last and next PSN before it, the rgaps slot it wrote, and whether it filled a
+    # first-transmission hole.
+    jmp = np.full((n_hc, 5), -1, dtype=np.int64)
     lr_next = np.zeros(n_hc, dtype=np.int64)
     lr_lost = np.zeros(n_hc, dtype=np.bool_)
     # A run taken from a copy too soon for any timer (no cause seen): its start and next
@@ -276,6 +280,28 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         n_ep = _timeout_episode(p, h, u, n_ep, counts, paylen, reason, episode,
                                                 ep_cur, ep_active, ep_end, ep_last, ep_next,
                                                 retrying, high, upsn)
+            r = jmp[h, 0]
+            if r >= 0:
+                jmp[h, 0] = -1
+                if seen and d < 0 and u == jmp[h, 2] and episode[r] == ep_cur[h] and \
+                        ep_active[h] and not 0 <= trig_u[h] <= u and \
+                        ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS:
+                    # The run resumes at its next PSN, with no cause to restart there and
+                    # too soon for a timer: it never jumped. The packet past it was a
+                    # late copy that arrived amid the run (a run goes in PSN order).
+                    flags[r] = (flags[r] & ~(F_RETX | F_GAP | F_AMBIGUOUS)) | F_LATE
+                    counts[h, K_RETX] -= 1
+                    counts[h, K_RETX_BYTES] -= paylen[r]
+                    counts[h, K_LOST_BEFORE] -= gap[r] + jmp[h, 4]
+                    counts[h, K_LATE] += 1
+                    gap[r] = 0
+                    episode[r] = -1
+                    if jmp[h, 3] >= 0 and (rgap_at[h] - 1) % GAP_RING == jmp[h, 3]:
+                        rgaps[h, jmp[h, 3], :] = -1
+                        rgap_at[h] -= 1
+                    ep_last[h] = jmp[h, 1]
+                    ep_next[h] = jmp[h, 2]
+                    delays[h] = True
             r = lr_row[h]
             if r >= 0:
                 lr_row[h] = -1
@@ -553,6 +579,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             trig_kind[h] = 0
                             trig_row[h] = -1
                     elif u > ep_next[h]:
+                        jmp[h, 0] = i
+                        jmp[h, 1] = ep_last[h]
+                        jmp[h, 2] = ep_next[h]
+                        jmp[h, 3] = rgap_at[h] % GAP_RING
+                        jmp[h, 4] = 1 if (not seen and in_gap) else 0
                         if u > max(ep_next[h], acked[h]):
                             # The resend run skipped unacknowledged PSNs: lost before
                             # the tap.
