@@ -442,9 +442,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 # in a run: the restart for that cause with its first packets missing
                 # at the tap, or a late or duplicated copy. Held back as the copy; the
                 # next request continuing it in order makes it the run's start. (Not a
-                # repeat of the request just before it: that stays a flagged start.)
-                held = not run and (below or (
-                    cause and trig_u[h] < u and not seen and in_gap))
+                # copy at the very PSN the latest NAK or RNR NAK names: its restart.)
+                held = not run and ((below and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
+                                    or (cause and trig_u[h] < u and not seen and in_gap))
                 late_rerun = -1
                 late_amb = False
                 # A copy no cause or run explains, not quick: a timeout restart, or the
