@@ -121,6 +121,7 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     rgaps[h, slot, 2] = n_ep
     rgaps[h, slot, 3] = upsn[r]
     rgaps[h, slot, 4] = 0
+    rgaps[h, slot, 5] = r
     rgap_at[h] += 1
     nak_new[h] = False
     trig_u[h] = -1
@@ -154,8 +155,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     gaps = np.full((n_hc, GAP_RING, 3), -1, dtype=np.int64)
     gap_at = np.zeros(n_hc, dtype=np.int64)
     # PSNs a resend run skipped: lo, hi, episode, first one no ACK had covered (lost),
-    # and whether the run was still unsure to be one (ambiguous)
-    rgaps = np.full((n_hc, GAP_RING, 5), -1, dtype=np.int64)
+    # whether the run was still unsure to be one (ambiguous), and the row that found
+    # the skip (only the first copy after it is late rather than lost)
+    rgaps = np.full((n_hc, GAP_RING, 6), -1, dtype=np.int64)
     rgap_at = np.zeros(n_hc, dtype=np.int64)
     msg_no = np.zeros(n_hc, dtype=np.int32)
     fifo = np.zeros((n_hc, READ_FIFO, 3), dtype=np.int64)    # first, next, end
@@ -378,6 +380,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         rgaps[h, slot, 2] = ep_cur[h]
                         rgaps[h, slot, 3] = max(ep_next[h], acked[h])
                         rgaps[h, slot, 4] = ep_amb[h]
+                        rgaps[h, slot, 5] = i
                         rgap_at[h] += 1
                     ep_active[h] = False
                 msg[i] = msg_no[h]
@@ -464,7 +467,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             late_amb = rgaps[h, g, 4] == 1 or (
                                 (flags[prev_tx[i]] & F_RETX) != 0 and
                                 episode[prev_tx[i]] > late_rerun)
-                            if u >= rgaps[h, g, 3]:
+                            if u >= rgaps[h, g, 3] and prev_tx[i] < rgaps[h, g, 5]:
                                 counts[h, K_LOST_BEFORE] -= 1      # late, not lost
                                 lost_back = True
                             break
@@ -489,7 +492,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     # was taken for), so not lost before the tap either.
                     flags[i] |= F_LATE
                     counts[h, K_LATE] += 1
-                    if flags[first_tx[i]] & F_RETX:
+                    if flags[first_tx[i]] & F_RETX and prev_tx[i] == first_tx[i]:
                         for g in range(GAP_RING):
                             if gaps[h, g, 0] <= u < gaps[h, g, 1]:
                                 counts[h, K_LOST_BEFORE] -= 1
@@ -596,6 +599,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         rgaps[h, slot, 2] = ep_cur[h]
                         rgaps[h, slot, 3] = max(ep_next[h], acked[h])
                         rgaps[h, slot, 4] = ep_amb[h]
+                        rgaps[h, slot, 5] = i
                         rgap_at[h] += 1
                     refused = u == rnr_u[h]      # an RNR NAK refused it: not lost
                     if refused:
