@@ -33,18 +33,31 @@ def test_a_quick_copy_past_a_pending_nak_is_held_then_starts_the_run(tmp_path):
 
 
 def test_a_late_resend_of_a_run_that_skipped_it_is_no_timeout(tmp_path):
-    """Same capture: 46 repeats ..787 again (the NAK's resend, delayed past 38). No cause
-    is pending and it is not quick: a timeout restart, or the late resend of the run of
-    24, which skipped ..787-..792. The next request (47) is new data, not the PSN after
-    it, so it is that run's resend: same episode as 24, no new go-back-N."""
-    path, truth = generate(tmp_path, "rc_reorder", 2015)
+    """rc_rnr 3001 with 2 % reordering: the run of 226-232 (for the NAK 214) jumps from
+    ..81 to ..83; 234 brings ..82 late. No cause is pending for it and it is not quick:
+    a timeout restart, or that run's resend, delayed. The next request (235) does not
+    continue it (it restarts at the RNR-refused PSN), so it is the run's resend: same
+    episode, no new go-back-N."""
+    path, truth = generate(tmp_path, "rc_rnr", 3001, reorder=0.02)
     res, _ = compare(path, truth)
     resent = {e["frame"]: e for e in truth["retransmissions"] if e["frame"] is not None}
-    assert resent[46]["trigger_frame"] == 22
-    assert "retransmission" in _flags_of(res, 46)
-    assert "go_back_n" not in _flags_of(res, 46)
-    assert "ambiguous" not in _flags_of(res, 46)
-    assert int(res.episode[45]) == int(res.episode[23])
+    assert 234 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert resent[234]["trigger_frame"] == resent[226]["trigger_frame"] == 214
+    assert "retransmission" in _flags_of(res, 234)
+    assert "go_back_n" not in _flags_of(res, 234)
+    assert "ambiguous" not in _flags_of(res, 234)
+    assert int(res.episode[233]) == int(res.episode[225])
+
+
+def test_a_read_copy_an_unseen_implied_nak_may_explain_stays_flagged(tmp_path):
+    """rc_reorder 2015: 46 repeats the READ ..787 (the NAK's resend, delayed past the
+    late original 38). As a READ whose later PSNs were acknowledged, a response lost
+    after the tap (an implied NAK the tap cannot see) could have restarted it too: a
+    resend, flagged."""
+    path, truth = generate(tmp_path, "rc_reorder", 2015)
+    res, _ = compare(path, truth)
+    assert 46 in truth_sets(truth)["retransmission"]
+    assert {"retransmission", "ambiguous"} <= set(_flags_of(res, 46))
 
 
 def test_a_held_copy_not_continued_stays_a_flagged_copy(tmp_path):

@@ -177,6 +177,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     copy_next = np.zeros(n_hc, dtype=np.int64)
     copy_cause = np.zeros(n_hc, dtype=np.bool_)
     lr_row = np.full(n_hc, -1, dtype=np.int64)     # a late resend that may start a run
+    rnr_late = np.full((n_hc, 2), -1, dtype=np.int64)  # refused PSN a retry run skipped, row
     # A run packet past the run's next PSN, decided at the next request: row, the run's
     # last and next PSN before it, the rgaps slot it wrote, and whether it filled a
     # first-transmission hole.
@@ -247,6 +248,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 # restarted, with the refused PSN first, and that retry was lost before
                 # the tap. (New PSNs prove nothing: a requester may go on sending until
                 # it has processed the RNR NAK, which the tap sees leave, not arrive.)
+                # (Or delayed: then it comes later as the late resend of this run.)
+                rnr_late[h, 0] = rnr_u[h]
+                rnr_late[h, 1] = i
                 rnr_u[h] = -1
                 trig_kind[h] &= ~T_RNR
                 if trig_kind[h] == 0:
@@ -307,10 +311,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             r = lr_row[h]
             if r >= 0:
                 lr_row[h] = -1
-                if seen and d < 0 and u == lr_next[h]:
-                    # The next request resends the PSN after it: the requester's timer
-                    # restarted there (a run goes on in order), not an old run's resend.
-                    flags[r] = (flags[r] & ~F_AMBIGUOUS) | F_EPISODE
+                if seen and d < 0 and upsn[r] < u <= lr_next[h]:
+                    # The next request resends the PSN after it (or one inside its READ,
+                    # restarted part-way): the requester's timer restarted there (a run
+                    # goes on in order), not an old run's resend.
+                    flags[r] = (flags[r] & ~(F_AMBIGUOUS | F_RNR_RETRY)) | F_EPISODE
                     counts[h, K_RETX] -= 1
                     counts[h, K_RETX_BYTES] -= paylen[r]
                     if lr_lost[h]:
@@ -452,7 +457,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 late_amb = False
                 # A copy no cause or run explains, not quick: a timeout restart, or the
                 # late resend of a run that skipped it (decided at the next request).
-                timer = seen and not cause and not run and not quick and not stale
+                # (At a refused PSN after its RNR wait it is that RNR NAK's retry; a READ
+                # or atomic an unseen implied NAK may explain is a resend, below.)
+                timer = seen and not cause and not run and not quick and not unsure and \
+                    not stale and not (
+                    u == rnr_u[h] and ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]))
                 lost_back = False
                 if stale or copy or (held and seen) or timer:
                     # No restart can have sent it now: an earlier copy delayed before
@@ -474,6 +483,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 if (late_rerun >= 0 and not timer) or stale:
                     delays[h] = True
                 if late_rerun >= 0:
+                    if u == rnr_late[h, 0] and late_rerun == episode[rnr_late[h, 1]]:
+                        flags[i] |= F_RNR_RETRY     # the RNR retry, delayed
+                        rnr_late[h, 0] = -1
                     if timer:
                         lr_row[h] = i
                         lr_next[h] = u + consume
@@ -562,8 +574,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             counts[h, K_RNR_RETRIES] += 1
                             if u > rnr_u[h]:
                                 # The retry run after the RNR wait, its first packet
-                                # (the refused PSN) lost before the tap: a later copy
-                                # of that PSN is not the RNR retry.
+                                # (the refused PSN) missing at the tap: lost before it,
+                                # or delayed (then it comes as this run's late resend).
+                                rnr_late[h, 0] = rnr_u[h]
+                                rnr_late[h, 1] = i
                                 rnr_u[h] = -1
                         # Every run restarting for a sequence NAK, an implied NAK or a
                         # timeout is a go-back-N; an RNR retry is one only when it also
@@ -577,6 +591,17 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         if reason[i] == REASON_TIMEOUT:
                             retrying[h] = True
                         if not flags[i] & F_AMBIGUOUS:
+                            if 0 <= trig_u[h] < u:
+                                # The restart for the cause began at its PSN: the run
+                                # skipped the PSNs up to this one (none counted lost).
+                                slot = rgap_at[h] % GAP_RING
+                                rgaps[h, slot, 0] = trig_u[h]
+                                rgaps[h, slot, 1] = u
+                                rgaps[h, slot, 2] = ep_cur[h]
+                                rgaps[h, slot, 3] = u
+                                rgaps[h, slot, 4] = 0
+                                rgaps[h, slot, 5] = i
+                                rgap_at[h] += 1
                             nak_new[h] = False
                             trig_u[h] = -1
                             trig_kind[h] = 0
