@@ -228,3 +228,22 @@ def test_a_copy_past_the_refused_psn_before_the_rnr_timer_is_not_its_retry(tmp_p
     rnr = {e["frame"]: e for e in truth["rnr_naks"]}
     assert rnr[89]["tap_retry_frame"] == 94
     assert "rnr_retry" in _flags_of(res, 94)
+
+
+@pytest.mark.parametrize("seed,kw", [
+    # A READ resent for an implied NAK the tap cannot see (its response was lost after
+    # the tap), inside PSNs an earlier run skipped: a resend, not that run's late copy.
+    (0, dict(loss=0.06, loss_before_tap=0.5, rnr=0.0, corrupt=0.02, encap="roce1",
+             bidirectional=True, capture_loss=0.02, psn_start=16776960)),
+    # A timeout run restarting at the refused PSN of an RNR NAK whose retry was lost
+    # before the tap: not marked as that (delayed) RNR retry.
+    (4175, dict(loss=0.02, loss_before_tap=1.0, rnr=0.05, corrupt=0.02, encap="roce1",
+                bidirectional=True, capture_loss=0.02, psn_start=None)),
+    (9141, dict(loss=0.06, loss_before_tap=1.0, rnr=0.05, corrupt=0.0, encap="ib-grh",
+                bidirectional=True, capture_loss=0.0, psn_start=None)),
+])
+def test_pinned_property_examples(tmp_path, seed, kw):
+    """Examples the random scenarios once found during the reordering work (#13)."""
+    path, truth = generate(tmp_path, "rc_loss", seed, messages=30, **kw)
+    res, diff = compare(path, truth)
+    assert check_exact(truth, res, diff) == []
