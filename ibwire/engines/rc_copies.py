@@ -1,0 +1,195 @@
+"""RC engine rules, requester side: a request below the highest PSN sent.
+
+Such a copy is a resend (`rc_episodes`), a network duplicate, a late (reordered
+or delayed) original, or the late resend of a run that skipped it:
+
+- `classify` says what it may be: a retry cause pending at or before its PSN, an
+  RNR wait not yet over, a hole it fills, a run it continues, quick (sooner than a
+  round trip or than any ACK timeout, so no cause can have acted) or unsure (a
+  READ or atomic whose response may have been lost after the tap), stale (below
+  a PSN the requester already restarted at), held (past a pending cause's PSN).
+- `skipped_resend`: a copy no restart can have sent now, inside the PSNs an
+  earlier resend run skipped, is that run's resend, late (a delayed RNR retry is
+  marked as one); a timer copy (no cause, no run, not quick, not unsure, not an
+  RNR retry after its wait) may also be one (decided at the next request).
+- The other copies: a stale original, a network copy, a held-back original, or a
+  hole filled with no cause (the last three decided at the next request,
+  `rc_pending`).
+
+Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
+(see `rc_build`).
+"""
+
+from __future__ import annotations  # noqa: I001 - the rule names below stay compact
+
+from ibwire.analysis.rc_rules import (
+    C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_COPY, F_LATE, F_RETX, F_RNR_RETRY, GAP_RING,
+    K_COPIES, K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
+)
+
+from ibwire.engines.rc_shared import T_RNR, _mark, _rnr_wait_ns
+
+
+def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind, rnr_u, ep_active,
+             ep_last, gaps, min_rtt, known, rnr_row, rd_row, rd_end, ack_row, ack_u, i, h, c, u,
+             seen):
+    """What a request below the highest PSN may be."""
+    cause = trig_u[h] >= 0 and trig_u[h] <= u
+    # Past the refused PSN before the RNR timer ran out: not that RNR NAK's
+    # restart (at the refused PSN, after the wait), which stays pending.
+    rnr_early = u > rnr_u[h] >= 0 and \
+        ts[i] - ts[rnr_row[h]] < _rnr_wait_ns(syn[rnr_row[h]])
+    if rnr_early and trig_kind[h] == T_RNR:
+        cause = False
+    in_gap = False
+    if not seen:
+        for g in range(GAP_RING):
+            if gaps[h, g, 0] <= u < gaps[h, g, 1]:
+                in_gap = True
+    # Not seen and in no hole: inside an earlier READ's PSN range (a READ
+    # restarted part-way), so it is a resend as much as a seen PSN is.
+    run = ep_active[h] and u > ep_last[h]
+    # Sooner than one round trip after the last copy, or than the shortest
+    # local ACK timeout after the first, with no NAK seen: no retry cause
+    # can have acted. (A READ or atomic that something after it has been
+    # acknowledged, or the one just before this PSN whose responses came
+    # since its last copy (its own resend then lost before the tap), may
+    # have lost a response after the tap: an implied NAK the tap cannot
+    # see, so only the round trip tells.)
+    hidden = (c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u) or \
+        (rd_row[h] > prev_tx[i] and rd_end[h] == u)
+    # Likewise a READ or atomic that an ACK covered since its last copy: the
+    # requester takes that ACK for an implied NAK if a response was lost.
+    hidden_ack = c & (C_READ_REQ | C_ATOMIC_REQ) and ack_row[h] > prev_tx[i] \
+        and ack_u[h] >= u
+    rtt_quick = min_rtt[h] >= 0 and ts[i] - ts[prev_tx[i]] < min_rtt[h]
+    to_quick = ts[i] - ts[first_tx[i]] < MIN_ACK_TIMEOUT_NS
+    quick = seen and ((rtt_quick and not hidden_ack) or (to_quick and not hidden))
+    # A resend, or a network duplicate: flagged when it is taken for a resend.
+    unsure = seen and not quick and ((to_quick and hidden) or
+                                     (rtt_quick and hidden_ack))
+    # Below a PSN the requester has already restarted at for a NAK (so it
+    # knew everything before it acknowledged) and not part of a run: no
+    # restart can send it (a READ or atomic may still lack responses).
+    stale = seen and not cause and not run and u < known[h] and \
+        not c & (C_READ_REQ | C_ATOMIC_REQ)
+    # With a cause pending for an earlier PSN, a quick copy may be the
+    # network's as well as that restart (its first packets lost before the
+    # tap): taken for the restart, flagged, and the cause stays pending.
+    below = cause and trig_u[h] < u and quick
+    copy = quick and not cause and not run
+    # A quick copy, or a hole fill, past the PSN a pending cause names, not
+    # in a run: the restart for that cause with its first packets missing
+    # at the tap, or a late or duplicated copy. Held back as the copy; the
+    # next request continuing it in order makes it the run's start. (Not a
+    # copy at the very PSN the latest NAK or RNR NAK names: its restart.)
+    held = not run and ((below and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
+                        or (cause and trig_u[h] < u and not seen and in_gap))
+    return cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held
+
+
+def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row, i, h, u, seen,
+                   cause, run, quick, unsure, stale, copy, held):
+    """The earlier resend run that skipped this PSN, if no restart can have sent it now."""
+    late_rerun = -1
+    late_amb = False
+    # A copy no cause or run explains, not quick: a timeout restart, or the
+    # late resend of a run that skipped it (decided at the next request).
+    # (At a refused PSN after its RNR wait it is that RNR NAK's retry; a READ
+    # or atomic an unseen implied NAK may explain is a resend, below.)
+    timer = seen and not cause and not run and not quick and not unsure and \
+        not stale and not (
+        u == rnr_u[h] and ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]))
+    lost_back = False
+    if stale or copy or (held and seen) or timer:
+        # No restart can have sent it now: an earlier copy delayed before
+        # the tap. If an earlier resend run skipped this PSN (a run resends
+        # every PSN in order), it is that run's missing resend, late.
+        for g in range(GAP_RING):
+            if rgaps[h, g, 0] <= u < rgaps[h, g, 1]:
+                late_rerun = rgaps[h, g, 2]
+                # A run that may be late copies skipped nothing for sure;
+                # and once a later run has resent the PSN, this copy may
+                # as well be the network's copy of that resend.
+                late_amb = rgaps[h, g, 4] == 1 or (
+                    (flags[prev_tx[i]] & F_RETX) != 0 and
+                    episode[prev_tx[i]] > late_rerun)
+                if u >= rgaps[h, g, 3] and prev_tx[i] < rgaps[h, g, 5]:
+                    counts[h, K_LOST_BEFORE] -= 1      # late, not lost
+                    lost_back = True
+                break
+    return late_rerun, late_amb, timer, lost_back
+
+
+def late_resend(paylen, first_tx, flags, ref, episode, msg, counts, lr_row, rnr_late, lr_next,
+                lr_lost, i, h, u, consume, timer, late_rerun, late_amb, lost_back):
+    """The late resend of a run that skipped this PSN."""
+    if u == rnr_late[h, 0] and late_rerun == episode[rnr_late[h, 1]]:
+        flags[i] |= F_RNR_RETRY     # the RNR retry, delayed
+        rnr_late[h, 0] = -1
+    if timer:
+        lr_row[h] = i
+        lr_next[h] = u + consume
+        lr_lost[h] = lost_back
+    flags[i] |= F_RETX
+    if late_amb:
+        flags[i] |= F_AMBIGUOUS
+    ref[i] = first_tx[i]
+    msg[i] = msg[first_tx[i]]
+    episode[i] = late_rerun
+    counts[h, K_RETX] += 1
+    counts[h, K_RETX_BYTES] += paylen[i]
+
+
+def stale_original(first_tx, prev_tx, flags, counts, gaps, i, h, u):
+    """An original delayed past its own resend."""
+    # A requester restarts only at an unacknowledged PSN: the original,
+    # delayed past its own resend (which the first copy in its hole
+    # was taken for), so not lost before the tap either.
+    flags[i] |= F_LATE
+    counts[h, K_LATE] += 1
+    if flags[first_tx[i]] & F_RETX and prev_tx[i] == first_tx[i]:
+        for g in range(GAP_RING):
+            if gaps[h, g, 0] <= u < gaps[h, g, 1]:
+                counts[h, K_LOST_BEFORE] -= 1
+                break
+
+
+def network_copy(prev_tx, flags, ref, counts, copy_row, copy_next, copy_cause, back2back, i, h, u,
+                 consume, b2b, held):
+    """A network duplicate, held back for the next request to decide."""
+    # The network duplicated it (unless the next request continues it).
+    flags[i] |= F_COPY
+    ref[i] = prev_tx[i]
+    counts[h, K_COPIES] += 1
+    copy_row[h] = i
+    copy_next[h] = u + consume
+    copy_cause[h] = held
+    back2back[h] = b2b
+    if held or (b2b and flags[prev_tx[i]] & F_AMBIGUOUS):
+        # (Right after a copy taken for a resend with doubt: the two are
+        # that resend and a late copy, in either order.)
+        flags[i] |= F_AMBIGUOUS
+
+
+def held_original(flags, counts, late_row, late_next, late_cause, i, h, u, consume):
+    """A hole fill past a pending cause's PSN, held back for the next request to decide."""
+    # A late original, unless the next request continues it in order.
+    flags[i] |= F_AMBIGUOUS
+    _mark(flags, counts, i, h, F_LATE, K_LATE)
+    counts[h, K_LOST_BEFORE] -= 1
+    late_row[h] = i
+    late_next[h] = u + consume
+    late_cause[h] = True
+
+
+def late_original(flags, counts, late_row, late_next, late_cause, i, h, u, consume):
+    """A hole fill with no retry cause, held back for the next request to decide."""
+    # A hole filled with no retry cause: a late (reordered) original,
+    # unless the next request resends the PSN after it (a timeout
+    # go-back-N run); decided at that next request.
+    _mark(flags, counts, i, h, F_LATE, K_LATE)
+    counts[h, K_LOST_BEFORE] -= 1
+    late_row[h] = i
+    late_next[h] = u + consume
+    late_cause[h] = False

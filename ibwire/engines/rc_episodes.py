@@ -1,0 +1,265 @@
+"""RC engine rules, requester side: resends and their go-back-N episodes.
+
+- A resend (`resent`) is flagged and counted; unless it continues the run in
+  progress, it starts an episode (`episode_start`) with the reason of the pending
+  cause (RNR NAK, sequence NAK, implied NAK) or a timeout, and settles that cause
+  unless the start is ambiguous (a restart past the cause's PSN records the PSNs
+  it skipped, for a late copy); a resend past the run's next PSN (`run_jump`)
+  means the PSNs between were lost before the tap (remembered, for a late copy;
+  unless the next request shows it a late copy amid the run, `rc_pending`).
+- Every resend (`run_step`): an RNR retry, the copy before it lost after the tap
+  (the responder NAKed that PSN again), a run too soon for any timer or started
+  ambiguous kept flagged until later packets settle it.
+- `_timeout_episode` and `_cause_episode`: a row taken back as the start of a run
+  (decided at the next request, `rc_pending`). Numba functions, called (not
+  inlined: rare).
+
+Rule functions (all but the two Numba ones): blocks of `rc_kernel._pass`'s loop,
+called with the loop's names (see `rc_build`).
+"""
+
+from __future__ import annotations  # noqa: I001 - the rule names below stay compact
+
+from numba import njit
+
+from ibwire.analysis.rc_rules import (
+    F_AMBIGUOUS, F_BAD_ICRC, F_EPISODE, F_GAP, F_LOST_AFTER, F_RETX, F_RNR_RETRY, GAP_RING,
+    K_GBN, K_LOST_AFTER, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, K_RNR_RETRIES, K_TIMEOUTS,
+    REASON_IMPLIED, REASON_NAK_SEQ, REASON_RNR, REASON_TIMEOUT,
+)
+
+from ibwire.engines.rc_shared import T_IMPLIED, T_NAK, T_RNR, _rnr_wait_ns
+
+
+@njit(cache=True)
+def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_active,
+                     ep_end, ep_last, ep_next, retrying, high, upsn):
+    """Row r turns out to be a resend that started an episode whose cause the tap did
+    not see: count it as a timeout episode, now running up to the stream's front.
+    Returns the next episode number. (Rare: a plain call, not inlined.)"""
+    counts[h, K_RETX] += 1
+    counts[h, K_RETX_BYTES] += paylen[r]
+    counts[h, K_GBN] += 1
+    counts[h, K_TIMEOUTS] += 1
+    reason[r] = REASON_TIMEOUT
+    episode[r] = n_ep
+    ep_cur[h] = n_ep
+    ep_active[h] = True
+    ep_end[h] = high[h]
+    ep_last[h] = upsn[r]
+    ep_next[h] = u
+    retrying[h] = True
+    return n_ep + 1
+
+
+@njit(cache=True)
+def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur, ep_active,
+                   ep_end, ep_last, ep_next, high, upsn, trig_u, trig_row, trig_kind, nak_new,
+                   rnr_u, retrying, rgaps, rgap_at, sure):
+    """Row r, a copy held back as possibly late or duplicated while a retry cause was
+    pending for an earlier PSN, turns out to start that cause's resend run (the next
+    request continues it in order): the run's first resends (the cause's PSN up to
+    r's) did not reach the tap. Unless `sure`, the cause stays pending (the start may
+    still be a late copy). Returns the next episode number. (Rare: a plain call.)"""
+    k = trig_kind[h]
+    if k == 0:
+        return _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
+                                ep_active, ep_end, ep_last, ep_next, retrying, high, upsn)
+    counts[h, K_RETX] += 1
+    counts[h, K_RETX_BYTES] += paylen[r]
+    if k & T_RNR:
+        reason[r] = REASON_RNR
+        counts[h, K_RNR_RETRIES] += 1
+        rnr_u[h] = -1
+    elif k & T_NAK:
+        reason[r] = REASON_NAK_SEQ
+    else:
+        reason[r] = REASON_IMPLIED
+    if reason[r] != REASON_RNR or nak_new[h]:
+        counts[h, K_GBN] += 1
+    trig[r] = trig_row[h]
+    episode[r] = n_ep
+    ep_cur[h] = n_ep
+    ep_active[h] = True
+    ep_end[h] = high[h]
+    ep_last[h] = upsn[r]
+    ep_next[h] = u
+    if not sure:
+        return n_ep + 1
+    # The run skipped the PSNs from the cause's to r's: a later copy of one is that
+    # run's resend, delayed (or the original, when the tap had not seen it; no PSN of
+    # them is counted lost here).
+    slot = rgap_at[h] % GAP_RING
+    rgaps[h, slot, 0] = trig_u[h]
+    rgaps[h, slot, 1] = upsn[r]
+    rgaps[h, slot, 2] = n_ep
+    rgaps[h, slot, 3] = upsn[r]
+    rgaps[h, slot, 4] = 0
+    rgaps[h, slot, 5] = r
+    rgap_at[h] += 1
+    nak_new[h] = False
+    trig_u[h] = -1
+    trig_kind[h] = 0
+    trig_row[h] = -1
+    return n_ep + 1
+
+
+def resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u, rnr_row, i, h, u,
+           seen, cause, run, unsure):
+    """A resend: flagged and counted (its episode comes next)."""
+    if u == rnr_u[h] and \
+            ts[i] - ts[rnr_row[h]] < _rnr_wait_ns(syn[rnr_row[h]]):
+        # Sooner than the RNR NAK's timer allows (IBA: wait at least
+        # that long): the RNR NAK never reached the requester (lost
+        # after the tap); this resend answers another cause.
+        rnr_u[h] = -1
+        trig_kind[h] &= ~T_RNR
+    flags[i] |= F_RETX
+    if unsure and not cause and not run:
+        flags[i] |= F_AMBIGUOUS
+    ref[i] = first_tx[i] if seen else -1
+    msg[i] = msg[first_tx[i]] if seen else -1
+    counts[h, K_RETX] += 1
+    counts[h, K_RETX_BYTES] += paylen[i]
+
+
+def episode_start(flags, trig, reason, counts, high, trig_u, trig_row, trig_kind, rnr_u, ep_active,
+                  ep_end, ep_cur, retrying, nak_new, rgaps, rgap_at, known, rnr_late, i, h, u, seen,
+                  cause, rnr_early, in_gap, run, below, n_ep):
+    """A resend that starts a go-back-N episode: its cause and reason."""
+    flags[i] |= F_EPISODE
+    ep_cur[h] = n_ep
+    n_ep += 1
+    ep_active[h] = True
+    ep_end[h] = high[h]
+    k = trig_kind[h] if trig_u[h] >= 0 else 0
+    if rnr_early:
+        k &= ~T_RNR
+    trig[i] = trig_row[h]
+    if (below and not run) or (cause and trig_u[h] < u and not seen
+                               and in_gap):
+        # The cause asks for a restart at its own PSN, which the
+        # tap did not see: this copy, quick after its last one or
+        # filling a hole, may be late or duplicated instead.
+        flags[i] |= F_AMBIGUOUS
+    if k & T_RNR:
+        reason[i] = REASON_RNR
+    elif k & T_NAK:
+        reason[i] = REASON_NAK_SEQ
+    elif k & T_IMPLIED:
+        reason[i] = REASON_IMPLIED
+    else:
+        reason[i] = REASON_TIMEOUT
+        counts[h, K_TIMEOUTS] += 1
+    if k & T_RNR:
+        counts[h, K_RNR_RETRIES] += 1
+        if u > rnr_u[h]:
+            # The retry run after the RNR wait, its first packet
+            # (the refused PSN) missing at the tap: lost before it,
+            # or delayed (then it comes as this run's late resend).
+            rnr_late[h, 0] = rnr_u[h]
+            rnr_late[h, 1] = i
+            rnr_u[h] = -1
+    # Every run restarting for a sequence NAK, an implied NAK or a
+    # timeout is a go-back-N; an RNR retry is one only when it also
+    # answers the first sequence NAK since forward progress.
+    if reason[i] != REASON_RNR or nak_new[h]:
+        counts[h, K_GBN] += 1
+    if k & (T_NAK | T_RNR) and u == trig_u[h] and u > known[h]:
+        # A restart at the PSN a NAK or RNR NAK named: the requester
+        # got it, with its implicit ACK of every PSN before.
+        known[h] = u
+    if reason[i] == REASON_TIMEOUT:
+        retrying[h] = True
+    if not flags[i] & F_AMBIGUOUS:
+        if 0 <= trig_u[h] < u:
+            # The restart for the cause began at its PSN: the run
+            # skipped the PSNs up to this one (none counted lost).
+            slot = rgap_at[h] % GAP_RING
+            rgaps[h, slot, 0] = trig_u[h]
+            rgaps[h, slot, 1] = u
+            rgaps[h, slot, 2] = ep_cur[h]
+            rgaps[h, slot, 3] = u
+            rgaps[h, slot, 4] = 0
+            rgaps[h, slot, 5] = i
+            rgap_at[h] += 1
+        nak_new[h] = False
+        trig_u[h] = -1
+        trig_kind[h] = 0
+        trig_row[h] = -1
+    return n_ep
+
+
+def run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps, rgap_at, jmp, ep_amb, i, h,
+             u, seen, in_gap):
+    """A resend past the run's next PSN: the PSNs the run skipped."""
+    jmp[h, 0] = i
+    jmp[h, 1] = ep_last[h]
+    jmp[h, 2] = ep_next[h]
+    jmp[h, 3] = rgap_at[h] % GAP_RING
+    jmp[h, 4] = 1 if (not seen and in_gap) else 0
+    if u > max(ep_next[h], acked[h]):
+        # The resend run skipped unacknowledged PSNs: lost before
+        # the tap.
+        flags[i] |= F_GAP
+        gap[i] = u - max(ep_next[h], acked[h])
+        counts[h, K_LOST_BEFORE] += gap[i]
+    slot = rgap_at[h] % GAP_RING
+    rgaps[h, slot, 0] = ep_next[h]
+    rgaps[h, slot, 1] = u
+    rgaps[h, slot, 2] = ep_cur[h]
+    rgaps[h, slot, 3] = max(ep_next[h], acked[h])
+    rgaps[h, slot, 4] = ep_amb[h]
+    rgaps[h, slot, 5] = i
+    rgap_at[h] += 1
+
+
+def run_step(prev_tx, flags, episode, counts, nak_u, rnr_u, ep_last, ep_cur, ep_next, soon,
+             soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, consume, seen, b2b):
+    """Any resend: an RNR retry, a copy lost after the tap, the doubt on the run's start."""
+    refused = u == rnr_u[h]      # an RNR NAK refused it: not lost
+    if refused:
+        flags[i] |= F_RNR_RETRY
+        rnr_u[h] = -1
+    if seen and u == nak_u[h] and not refused:
+        # The responder asked again for a PSN the capture saw: the copy
+        # before this one never reached it (or arrived damaged).
+        p = prev_tx[i]
+        if not flags[p] & (F_LOST_AFTER | F_BAD_ICRC):
+            flags[p] |= F_LOST_AFTER
+            counts[h, K_LOST_AFTER] += 1
+        nak_u[h] = -1
+    if flags[i] & F_EPISODE:
+        soon[h] = 0
+    elif soon[h] > 0:
+        if u != ep_next[h]:
+            soon[h] = 0
+        elif soon[h] == 1:
+            flags[i] |= F_AMBIGUOUS
+            soon_rows[h, 1] = i
+            soon[h] = 2
+        else:
+            if not delays[h]:
+                flags[soon_rows[h, 0]] &= ~F_AMBIGUOUS
+                flags[soon_rows[h, 1]] &= ~F_AMBIGUOUS
+            soon[h] = 0
+    if flags[i] & F_EPISODE:
+        ep_amb[h] = (flags[i] & F_AMBIGUOUS) != 0
+        ep_row[h] = i
+        back2back[h] = b2b
+    elif ep_amb[h] and (delays[h] or back2back[h]):
+        flags[i] |= F_AMBIGUOUS     # continues a run that may not be one
+    elif ep_amb[h] and u != ep_next[h]:
+        # A jump past the PSN after it: no in-order run settles it (this
+        # may continue an earlier run), so the start stays flagged.
+        ep_amb[h] = False
+    elif ep_amb[h]:
+        # Continued in order: the network does not make runs (and this
+        # one has not been seen delaying copies), so it was one (unless
+        # it repeated the request before it: a run continuing past a
+        # duplicate).
+        flags[ep_row[h]] &= ~F_AMBIGUOUS
+        ep_amb[h] = False
+    episode[i] = ep_cur[h]
+    ep_last[h] = u
+    ep_next[h] = u + consume

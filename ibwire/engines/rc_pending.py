@@ -1,0 +1,158 @@
+"""RC engine rules: what a reliable request decides about a row the previous one left
+pending (each is decided at the next request of its half-connection, then dropped).
+
+- A late original (a hole filled with no cause, or held back while a cause was
+  pending): the start of a resend run (a timeout's, or the pending cause's with
+  its first resends lost before the tap) if this request continues it in order.
+- A run packet past the run's next PSN: a late copy that arrived amid the run,
+  not a skip, if this request resumes the run at that PSN soon after.
+- The late resend of a run that skipped its PSN: the start of a timeout run if
+  this request resends the PSN after it.
+- A network copy (a quick copy, or one held back past a pending cause's PSN): the
+  start of a resend run (a timeout's, or the pending cause's) if this request
+  continues it in order, unless the copy repeated the request just before it.
+
+Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
+(see `rc_build`).
+"""
+
+from __future__ import annotations  # noqa: I001 - the rule names below stay compact
+
+from ibwire.analysis.rc_rules import (
+    F_AMBIGUOUS, F_COPY, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, GAP_RING, K_COPIES, K_LATE,
+    K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
+)
+
+from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
+
+
+def late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high, trig_u, trig_row,
+                 trig_kind, rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying, nak_new,
+                 gaps, rgaps, rgap_at, late_row, late_next, late_cause, soon, soon_rows, ep_amb,
+                 ep_row, delays, h, u, d, n_ep):
+    """A late original left pending: a resend run's start if this request continues it."""
+    p = late_row[h]
+    if p >= 0:
+        late_row[h] = -1
+        # The PSN after it, or a later one (those between lost before the tap).
+        if u >= late_next[h] and d < 0:
+            flags[p] = (flags[p] & ~(F_LATE | F_AMBIGUOUS)) | F_RETX | F_EPISODE
+            if not late_cause[h]:
+                for g in range(GAP_RING):
+                    if gaps[h, g, 0] <= upsn[p] < gaps[h, g, 1] and \
+                            ts[p] - ts[gaps[h, g, 2]] < MIN_ACK_TIMEOUT_NS:
+                        # Too soon for the requester's timer: a cause the tap
+                        # missed, or two late copies in a row.
+                        flags[p] |= F_AMBIGUOUS
+                        soon[h] = 1
+                        soon_rows[h, 0] = p
+            counts[h, K_LATE] -= 1
+            counts[h, K_LOST_BEFORE] += 1
+            if late_cause[h] and 0 <= trig_u[h] < upsn[p]:
+                if delays[h]:
+                    flags[p] |= F_AMBIGUOUS     # this network delays copies
+                n_ep = _cause_episode(p, h, u, n_ep, counts, paylen, reason, episode,
+                                      trig, ep_cur, ep_active, ep_end, ep_last,
+                                      ep_next, high, upsn, trig_u, trig_row, trig_kind,
+                                      nak_new, rnr_u, retrying, rgaps, rgap_at,
+                                      True)
+                ep_amb[h] = delays[h]
+                ep_row[h] = p
+            else:
+                n_ep = _timeout_episode(p, h, u, n_ep, counts, paylen, reason, episode,
+                                        ep_cur, ep_active, ep_end, ep_last, ep_next,
+                                        retrying, high, upsn)
+    return n_ep
+
+
+def jump_decided(paylen, ts, flags, episode, gap, counts, trig_u, ep_active, ep_last, ep_cur,
+                 ep_next, rgaps, rgap_at, jmp, delays, i, h, u, d, seen):
+    """A run packet past the run's next PSN: a late copy if the run resumes there now."""
+    r = jmp[h, 0]
+    if r >= 0:
+        jmp[h, 0] = -1
+        if seen and d < 0 and u == jmp[h, 2] and episode[r] == ep_cur[h] and \
+                ep_active[h] and not 0 <= trig_u[h] <= u and \
+                ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS:
+            # The run resumes at its next PSN, with no cause to restart there and
+            # too soon for a timer: it never jumped. The packet past it was a
+            # late copy that arrived amid the run (a run goes in PSN order).
+            flags[r] = (flags[r] & ~(F_RETX | F_GAP | F_AMBIGUOUS)) | F_LATE
+            counts[h, K_RETX] -= 1
+            counts[h, K_RETX_BYTES] -= paylen[r]
+            counts[h, K_LOST_BEFORE] -= gap[r] + jmp[h, 4]
+            counts[h, K_LATE] += 1
+            gap[r] = 0
+            episode[r] = -1
+            if jmp[h, 3] >= 0 and (rgap_at[h] - 1) % GAP_RING == jmp[h, 3]:
+                rgaps[h, jmp[h, 3], :] = -1
+                rgap_at[h] -= 1
+            ep_last[h] = jmp[h, 1]
+            ep_next[h] = jmp[h, 2]
+            delays[h] = True
+
+
+def late_resend_decided(upsn, paylen, flags, episode, reason, counts, high, ep_active, ep_last,
+                        ep_end, ep_cur, ep_next, retrying, lr_row, lr_next, lr_lost, ep_amb, h, u,
+                        d, seen, n_ep):
+    """A late resend left pending: a timeout run's start if this one resends the next PSN."""
+    r = lr_row[h]
+    if r >= 0:
+        lr_row[h] = -1
+        if seen and d < 0 and upsn[r] < u <= lr_next[h]:
+            # The next request resends the PSN after it (or one inside its READ,
+            # restarted part-way): the requester's timer restarted there (a run
+            # goes on in order), not an old run's resend.
+            flags[r] = (flags[r] & ~(F_AMBIGUOUS | F_RNR_RETRY)) | F_EPISODE
+            counts[h, K_RETX] -= 1
+            counts[h, K_RETX_BYTES] -= paylen[r]
+            if lr_lost[h]:
+                counts[h, K_LOST_BEFORE] += 1
+            n_ep = _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode,
+                                    ep_cur, ep_active, ep_end, ep_last, ep_next,
+                                    retrying, high, upsn)
+            ep_amb[h] = False
+    return n_ep
+
+
+def copy_decided(upsn, paylen, first_tx, ts, flags, ref, episode, trig, reason, counts, high, acked,
+                 trig_u, trig_row, trig_kind, rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
+                 retrying, nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause, soon,
+                 soon_rows, ep_amb, ep_row, delays, back2back, h, u, d, seen, n_ep):
+    """A network copy left pending: a resend run's start if this request continues it."""
+    q = copy_row[h]
+    if q >= 0:
+        copy_row[h] = -1
+        if seen and d < 0 and not back2back[h] and (u == copy_next[h] or (
+                u > copy_next[h] and acked[h] <= upsn[q])):
+            # The next request resends the PSN after it (or a later one, those
+            # between lost before the tap; no ACK let a restart begin past the
+            # copy): an in-order run, which the network does not make. The copy
+            # started a resend run whose cause the tap did not see (e.g. a
+            # response the capture missed).
+            flags[q] = (flags[q] & ~(F_COPY | F_AMBIGUOUS)) | F_RETX | F_EPISODE
+            if delays[h] or u > copy_next[h]:
+                # ... unless two late copies in a row: this network delays
+                # (or the run skips: a duplicate, then another resend).
+                flags[q] |= F_AMBIGUOUS
+            elif not copy_cause[h] and ts[q] - ts[first_tx[q]] < MIN_ACK_TIMEOUT_NS:
+                # Too soon for the requester's timer: a cause the tap missed,
+                # or two late copies in a row.
+                flags[q] |= F_AMBIGUOUS
+                soon[h] = 1
+                soon_rows[h, 0] = q
+            counts[h, K_COPIES] -= 1
+            ref[q] = first_tx[q]
+            if copy_cause[h] and 0 <= trig_u[h] < upsn[q]:
+                n_ep = _cause_episode(q, h, u, n_ep, counts, paylen, reason, episode,
+                                      trig, ep_cur, ep_active, ep_end, ep_last,
+                                      ep_next, high, upsn, trig_u, trig_row, trig_kind,
+                                      nak_new, rnr_u, retrying, rgaps, rgap_at,
+                                      u <= copy_next[h])
+            else:
+                n_ep = _timeout_episode(q, h, u, n_ep, counts, paylen, reason, episode,
+                                        ep_cur, ep_active, ep_end, ep_last, ep_next,
+                                        retrying, high, upsn)
+            ep_amb[h] = delays[h]
+            ep_row[h] = q
+    return n_ep

@@ -1,0 +1,108 @@
+"""RC engine rules, requester side: a request that is unreliable or new.
+
+- UC: a PSN past the next expected one is a gap (counted apart); one before it a
+  duplicate if the capture saw it, else late.
+- The end of an RNR wait: a resend past the PSN an RNR NAK refused, at least the
+  NAK's timer after it, shows the requester restarted at the refused PSN (that
+  retry lost before the tap, or delayed: remembered): the RNR cause is spent.
+- A new PSN (at or past the highest sent): the PSNs skipped are a hole (lost before
+  the tap, remembered in a ring of recent holes); reaching the old front ends the
+  go-back-N episode in progress, and the resends it skipped that no ACK made
+  unneeded are lost too (remembered, for a late copy that fills them); message
+  ends are numbered; READ and atomic requests enter the FIFO their responses are
+  matched against.
+
+Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
+(see `rc_build`).
+"""
+
+from __future__ import annotations  # noqa: I001 - the rule names below stay compact
+
+from ibwire.analysis.rc_rules import (
+    C_ATOMIC_REQ, C_LAST, C_READ_REQ, F_DUP, F_GAP, F_LATE, F_MSG_END, F_UC_GAP, GAP_RING,
+    K_DUP, K_LATE, K_LOST_BEFORE, K_MESSAGES, K_UC_GAPS, READ_FIFO,
+)
+
+from ibwire.engines.rc_shared import T_RNR, _mark, _rnr_wait_ns
+
+
+def uc_request(first_tx, flags, msg, gap, counts, high, msg_no, i, h, c, u, d, consume):
+    """An unreliable-connected request: a gap, a message end, a duplicate or late."""
+    if d > 0:
+        flags[i] |= F_UC_GAP
+        gap[i] = d
+        counts[h, K_UC_GAPS] += 1
+    if d >= 0:
+        high[h] = u + consume
+        msg[i] = msg_no[h]
+        if c & C_LAST:
+            msg_no[h] += 1
+            _mark(flags, counts, i, h, F_MSG_END, K_MESSAGES)
+    elif first_tx[i] < i:
+        _mark(flags, counts, i, h, F_DUP, K_DUP)
+    else:
+        _mark(flags, counts, i, h, F_LATE, K_LATE)
+
+
+def rnr_wait_over(syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, i, h, u, seen):
+    """A resend past the refused PSN after the RNR wait: the RNR cause is spent."""
+    if rnr_u[h] >= 0 and u > rnr_u[h] and seen and \
+            ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]):
+        # A resend past the refused PSN after the RNR wait: the requester has
+        # restarted, with the refused PSN first, and that retry was lost before
+        # the tap. (New PSNs prove nothing: a requester may go on sending until
+        # it has processed the RNR NAK, which the tap sees leave, not arrive.)
+        # (Or delayed: then it comes later as the late resend of this run.)
+        rnr_late[h, 0] = rnr_u[h]
+        rnr_late[h, 1] = i
+        rnr_u[h] = -1
+        trig_kind[h] &= ~T_RNR
+        if trig_kind[h] == 0:
+            trig_u[h] = -1
+
+
+def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur, ep_next, gaps,
+                gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len, ep_amb, i, h, c, u, d,
+                consume):
+    """A request at or past the highest PSN: holes, a run's end, messages, the READ FIFO."""
+    if d > 0:
+        flags[i] |= F_GAP
+        gap[i] = d
+        counts[h, K_LOST_BEFORE] += d
+        slot = gap_at[h] % GAP_RING
+        gaps[h, slot, 0] = high[h]
+        gaps[h, slot, 1] = u
+        gaps[h, slot, 2] = i
+        gap_at[h] += 1
+    high[h] = u + consume
+    if ep_active[h] and u >= ep_end[h]:
+        skipped = ep_end[h] - max(ep_next[h], acked[h])
+        if skipped > 0:
+            # New data before the resend run reached the old front, and no
+            # ACK made those resends unneeded: they were lost before the tap.
+            flags[i] |= F_GAP
+            gap[i] += skipped
+            counts[h, K_LOST_BEFORE] += skipped
+        if ep_end[h] > ep_next[h]:
+            slot = rgap_at[h] % GAP_RING
+            rgaps[h, slot, 0] = ep_next[h]
+            rgaps[h, slot, 1] = ep_end[h]
+            rgaps[h, slot, 2] = ep_cur[h]
+            rgaps[h, slot, 3] = max(ep_next[h], acked[h])
+            rgaps[h, slot, 4] = ep_amb[h]
+            rgaps[h, slot, 5] = i
+            rgap_at[h] += 1
+        ep_active[h] = False
+    msg[i] = msg_no[h]
+    if c & C_LAST:
+        msg_no[h] += 1
+        _mark(flags, counts, i, h, F_MSG_END, K_MESSAGES)
+    if c & (C_READ_REQ | C_ATOMIC_REQ):
+        if f_len[h] == READ_FIFO:
+            f_head[h] = (f_head[h] + 1) % READ_FIFO
+            f_len[h] -= 1
+        slot = (f_head[h] + f_len[h]) % READ_FIFO
+        fifo[h, slot, 0] = u
+        fifo[h, slot, 1] = u
+        fifo[h, slot, 2] = u + consume
+        f_len[h] += 1

@@ -1,0 +1,147 @@
+"""RC engine rules, responder side: responses seen at the tap.
+
+- A response with a bad ICRC is dropped by the requester: no acknowledgement, no
+  retry cause; it still counts, and tells the responder's expected PSN.
+- READ responses and atomic ACKs are matched against the FIFO of outstanding READ
+  and atomic requests: a response past the next expected one (or past the end of
+  the request) is a response gap and an implied NAK.
+- An ACK acknowledges PSNs (coalesced), carries credits, covers a READ still
+  missing responses (an implied NAK), or repeats an earlier one (a duplicate ACK);
+  an acknowledged PSN settles a pending NAK or RNR NAK.
+- A NAK (sequence error: a retry cause, with the first since forward progress
+  starting a retry) or an RNR NAK (a retry cause after its timer) implicitly
+  acknowledges the PSNs before its own.
+
+Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
+(see `rc_build`).
+"""
+
+from __future__ import annotations  # noqa: I001 - the rule names below stay compact
+
+from ibwire.analysis.rc_rules import (
+    C_ACK, F_DUP_ACK, F_IMPLIED, F_NAK, F_RESP_GAP, F_RETRY_START, F_RNR, K_ACKS, K_DUP_ACKS,
+    K_IMPLIED, K_NAK0, K_RESP_GAPS, K_RNR, READ_FIFO, SYN_ACK, SYN_NAK, SYN_RNR,
+)
+
+from ibwire.engines.rc_shared import SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR, _mark
+
+
+def dropped(flags, counts, epsn, i, h, c, u, s, kind):
+    """A response with a bad ICRC."""
+    # The requester drops it: no acknowledgement, no retry cause. It was sent,
+    # so it still counts, and tells the responder's expected PSN.
+    if kind == SYN_RNR:
+        _mark(flags, counts, i, h, F_RNR, K_RNR)
+        epsn[h] = u
+    elif kind == SYN_NAK:
+        flags[i] |= F_NAK
+        code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
+        if code < 5:
+            counts[h, K_NAK0 + code] += 1
+        if code == 0:
+            epsn[h] = u
+    elif kind == SYN_ACK:
+        if c & C_ACK:
+            counts[h, K_ACKS] += 1
+        if u + 1 > epsn[h]:
+            epsn[h] = u + 1
+
+
+def read_response(flags, counts, trig_u, trig_row, trig_kind, retrying, fifo, f_head, f_len, rd_row,
+                  rd_end, i, h, u):
+    """A READ response or atomic ACK against the FIFO of outstanding requests."""
+    if f_len[h] > 0:
+        slot = f_head[h]
+        f_first, f_next, f_end = fifo[h, slot, 0], fifo[h, slot, 1], fifo[h, slot, 2]
+        if u >= f_end or u > f_next:
+            _mark(flags, counts, i, h, F_IMPLIED | F_RESP_GAP, K_IMPLIED)
+            counts[h, K_RESP_GAPS] += 1
+            if not retrying[h]:
+                retrying[h] = True
+                flags[i] |= F_RETRY_START
+            if trig_u[h] < 0 or f_next < trig_u[h]:
+                trig_u[h] = f_next
+                trig_row[h] = i
+            trig_kind[h] |= T_IMPLIED
+        if u >= f_first and u == f_next:
+            rd_row[h] = i
+            rd_end[h] = f_end
+            fifo[h, slot, 1] = u + 1
+            if u + 1 >= f_end:
+                f_head[h] = (slot + 1) % READ_FIFO
+                f_len[h] -= 1
+
+
+def ack(rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, trig_kind, retrying,
+        fifo, f_head, f_len, min_rtt, ack_row, ack_u, i, h, c, u, s):
+    """An ACK."""
+    if c & C_ACK:
+        counts[h, K_ACKS] += 1
+        credits[i] = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
+        ack_row[h] = i
+        ack_u[h] = u
+        if f_len[h] > 0:
+            slot = f_head[h]
+            if u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
+                _mark(flags, counts, i, h, F_IMPLIED, K_IMPLIED)
+                if not retrying[h]:
+                    retrying[h] = True
+                    flags[i] |= F_RETRY_START
+                if trig_u[h] < 0 or fifo[h, slot, 1] < trig_u[h]:
+                    trig_u[h] = fifo[h, slot, 1]
+                    trig_row[h] = i
+                trig_kind[h] |= T_IMPLIED
+        if u + 1 > acked[h]:
+            acked_n[i] = u + 1 - acked[h]
+            if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
+                min_rtt[h] = rtt[i]
+        else:
+            _mark(flags, counts, i, h, F_DUP_ACK, K_DUP_ACKS)
+    if u + 1 > acked[h]:
+        acked[h] = u + 1
+    if u + 1 > epsn[h]:
+        epsn[h] = u + 1
+    if trig_u[h] >= 0 and acked[h] > trig_u[h] and not trig_kind[h] & T_IMPLIED:
+        # The refused PSN is acknowledged: nothing to resend. (Not an implied
+        # NAK: an ACK past a READ is what reveals its missing responses.)
+        trig_u[h] = -1
+        trig_kind[h] = 0
+
+
+def nak(flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, nak_u, rnr_u, retrying,
+        nak_new, fifo, f_head, f_len, rnr_row, i, h, u, s, kind):
+    """A NAK or an RNR NAK."""
+    code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
+    if kind == SYN_RNR:
+        _mark(flags, counts, i, h, F_RNR, K_RNR)
+        trig_kind[h] |= T_RNR
+        rnr_u[h] = u
+        rnr_row[h] = i
+    else:
+        flags[i] |= F_NAK
+        if code < 5:
+            counts[h, K_NAK0 + code] += 1
+        if code == 0:
+            trig_kind[h] |= T_NAK
+            nak_u[h] = u
+            if not retrying[h] and u >= acked[h] and high[h] > u:
+                retrying[h] = True
+                nak_new[h] = True
+                flags[i] |= F_RETRY_START
+    if kind == SYN_RNR or code == 0:
+        if trig_u[h] < 0 or u < trig_u[h] or trig_row[h] < 0:
+            trig_u[h] = u
+        trig_row[h] = i
+        if f_len[h] > 0:
+            # Its implicit ACK of every PSN before u covers a READ or atomic
+            # still missing responses: an implied NAK, as for an ACK.
+            slot = f_head[h]
+            if u > fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
+                flags[i] |= F_IMPLIED
+                counts[h, K_IMPLIED] += 1
+                if fifo[h, slot, 1] < trig_u[h]:
+                    trig_u[h] = fifo[h, slot, 1]
+                trig_kind[h] |= T_IMPLIED
+        if u > acked[h]:
+            acked[h] = u
+        epsn[h] = u
