@@ -11,10 +11,10 @@
   (the responder NAKed that PSN again), a run too soon for any timer or started
   ambiguous kept flagged until later packets settle it.
 - `_timeout_episode` and `_cause_episode`: a row taken back as the start of a run
-  (decided at the next request, `rc_pending`). Numba functions, called (not
-  inlined: rare).
+  (decided at the next request, `rc_pending`); `_run_from` and `_skipped_by_run`
+  what they and `episode_start` share. Numba functions, called (not inlined: rare).
 
-Rule functions (all but the two Numba ones): blocks of `rc_kernel._pass`'s loop,
+Rule functions (all but the Numba ones): blocks of `rc_kernel._pass`'s loop,
 called with the loop's names (see `rc_build`).
 """
 
@@ -32,6 +32,33 @@ from ibwire.engines.rc_shared import T_IMPLIED, T_NAK, T_RNR, _rnr_wait_ns
 
 
 @njit(cache=True)
+def _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn):
+    """Row r starts episode n_ep, a run up to the stream's front whose next request
+    (PSN u) continues it."""
+    episode[r] = n_ep
+    ep_cur[h] = n_ep
+    ep_active[h] = True
+    ep_end[h] = high[h]
+    ep_last[h] = upsn[r]
+    ep_next[h] = u
+
+
+@njit(cache=True)
+def _skipped_by_run(h, lo, hi, ep, row, rgaps, rgap_at):
+    """The run of episode `ep`, found at `row`, restarted at `hi` for a cause naming
+    `lo`: it skipped the PSNs between (none counted lost here). A later copy of one is
+    that run's resend, delayed (or the original, when the tap had not seen it)."""
+    slot = rgap_at[h] % GAP_RING
+    rgaps[h, slot, 0] = lo
+    rgaps[h, slot, 1] = hi
+    rgaps[h, slot, 2] = ep
+    rgaps[h, slot, 3] = hi
+    rgaps[h, slot, 4] = 0
+    rgaps[h, slot, 5] = row
+    rgap_at[h] += 1
+
+
+@njit(cache=True)
 def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_active,
                      ep_end, ep_last, ep_next, retrying, high, upsn):
     """Row r turns out to be a resend that started an episode whose cause the tap did
@@ -42,12 +69,7 @@ def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_
     counts[h, K_GBN] += 1
     counts[h, K_TIMEOUTS] += 1
     reason[r] = REASON_TIMEOUT
-    episode[r] = n_ep
-    ep_cur[h] = n_ep
-    ep_active[h] = True
-    ep_end[h] = high[h]
-    ep_last[h] = upsn[r]
-    ep_next[h] = u
+    _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
     retrying[h] = True
     return n_ep + 1
 
@@ -78,25 +100,10 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     if reason[r] != REASON_RNR or nak_new[h]:
         counts[h, K_GBN] += 1
     trig[r] = trig_row[h]
-    episode[r] = n_ep
-    ep_cur[h] = n_ep
-    ep_active[h] = True
-    ep_end[h] = high[h]
-    ep_last[h] = upsn[r]
-    ep_next[h] = u
+    _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
     if not sure:
         return n_ep + 1
-    # The run skipped the PSNs from the cause's to r's: a later copy of one is that
-    # run's resend, delayed (or the original, when the tap had not seen it; no PSN of
-    # them is counted lost here).
-    slot = rgap_at[h] % GAP_RING
-    rgaps[h, slot, 0] = trig_u[h]
-    rgaps[h, slot, 1] = upsn[r]
-    rgaps[h, slot, 2] = n_ep
-    rgaps[h, slot, 3] = upsn[r]
-    rgaps[h, slot, 4] = 0
-    rgaps[h, slot, 5] = r
-    rgap_at[h] += 1
+    _skipped_by_run(h, trig_u[h], upsn[r], n_ep, r, rgaps, rgap_at)
     nak_new[h] = False
     trig_u[h] = -1
     trig_kind[h] = 0
@@ -174,15 +181,8 @@ def episode_start(flags, trig, reason, counts, high, trig_u, trig_row, trig_kind
     if not flags[i] & F_AMBIGUOUS:
         if 0 <= trig_u[h] < u:
             # The restart for the cause began at its PSN: the run
-            # skipped the PSNs up to this one (none counted lost).
-            slot = rgap_at[h] % GAP_RING
-            rgaps[h, slot, 0] = trig_u[h]
-            rgaps[h, slot, 1] = u
-            rgaps[h, slot, 2] = ep_cur[h]
-            rgaps[h, slot, 3] = u
-            rgaps[h, slot, 4] = 0
-            rgaps[h, slot, 5] = i
-            rgap_at[h] += 1
+            # skipped the PSNs up to this one.
+            _skipped_by_run(h, trig_u[h], u, ep_cur[h], i, rgaps, rgap_at)
         nak_new[h] = False
         trig_u[h] = -1
         trig_kind[h] = 0
