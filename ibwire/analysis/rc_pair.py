@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ibwire.analysis.rc_rules import C_LAST, C_REQUEST, C_RESPONSE, OPCLASS
+from ibwire.analysis.rc_rules import C_LAST, C_READ_REQ, C_REQUEST, C_RESPONSE, OPCLASS
 from ibwire.engines import rc_prepass as prepass
 
 _SHIFT_SRC, _SHIFT_DST = 40, 24
@@ -32,6 +32,7 @@ _QP_MASK = (1 << 24) - 1
 _TABLE_BITS = 20
 _PSN_SAMPLE = 4096
 _ACK_WINDOW = 1 << 12
+_MIN_PMTU = 256
 _HEAD_ROWS = 1 << 18
 _MAX_FLOWS = 1 << (_TABLE_BITS - 1)
 
@@ -133,6 +134,14 @@ def _msn_fit(psn: np.ndarray, msn: np.ndarray, last: np.ndarray, resp_rows: np.n
     base = int(psn[req_rows[0]])
     rel_ends = np.unique((psn[ends].astype(np.int64) - base) % (1 << 24))
     rel = (psn[rows].astype(np.int64) - base) % (1 << 24)
+    # Only responses inside these requests' PSN span can be theirs: another
+    # connection's responses elsewhere in PSN space would all see one count of
+    # message ends, and a run of equal MSNs would fit any constant.
+    span = int(((psn[req_rows].astype(np.int64) - base) % (1 << 24)).max()) + _ACK_WINDOW
+    inside = rel <= span
+    rows, rel = rows[inside], rel[inside]
+    if not len(rows):
+        return 0
     k = np.searchsorted(rel_ends, rel, "right")
     _, counts = np.unique(msn[rows].astype(np.int64) - k, return_counts=True)
     return int(counts.max())
@@ -160,20 +169,34 @@ def _head(req_rows: np.ndarray, resp_rows: np.ndarray) -> int:
     return int(np.partition(both, _HEAD_ROWS - 1)[_HEAD_ROWS - 1]) + 1
 
 
+def _read_spans(cols: dict[str, np.ndarray], cls: np.ndarray) -> np.ndarray:
+    """PSNs each row takes: a READ request as many as its responses at the smallest
+    PMTU (256), any other row one (IBA 9.7.4.1.5)."""
+    spans = np.ones(len(cls), dtype=np.int64)
+    dmalen = cols.get("infiniband.reth.dmalen")
+    if dmalen is not None:
+        read = ((cls & C_READ_REQ) != 0) & (dmalen > 0)
+        spans[read] = (dmalen[read].astype(np.int64) + _MIN_PMTU - 1) // _MIN_PMTU
+    return spans
+
+
 def _before(rows: np.ndarray, sample: np.ndarray) -> np.ndarray:
     """The rows up to the last sampled response: what those responses can answer."""
     return rows[:np.searchsorted(rows, sample[-1])] if len(sample) else rows[:0]
 
 
-def _answered(psn: np.ndarray, resp_rows: np.ndarray, req_rows: np.ndarray) -> int:
+def _answered(psn: np.ndarray, resp_rows: np.ndarray, req_rows: np.ndarray,
+              spans: np.ndarray) -> int:
     """How many of these responses could answer these requests: a response's PSN is at
-    or a little before (within _ACK_WINDOW) the last request PSN sent before it. Streams
-    that start at the same PSN differ in when they send what."""
+    or a little before (within _ACK_WINDOW) the last PSN the last request sent before
+    it takes (`spans`: PSNs each request row takes, a READ's at the smallest PMTU).
+    Streams that start at the same PSN differ in when they send what."""
     if not len(req_rows) or not len(resp_rows):
         return 0
     last = np.searchsorted(req_rows, resp_rows) - 1
     ok = last >= 0
-    d = (psn[resp_rows[ok]].astype(np.int64) - psn[req_rows[last[ok]]] + (1 << 23)) \
+    prev = req_rows[last[ok]]
+    d = (psn[resp_rows[ok]].astype(np.int64) - psn[prev] - spans[prev] + 1 + (1 << 23)) \
         % (1 << 24) - (1 << 23)
     ok = (d <= 0) & (d > -_ACK_WINDOW)
     # Count the responses that fit; among equal counts, the closer tracking wins.
@@ -207,6 +230,7 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
                 partner[i], _ = j, taken.add(j)
     req_rows, resp_rows = np.flatnonzero(is_req), np.flatnonzero(is_resp)
     msn, last = cols["infiniband.aeth.msn"], (cls & C_LAST) != 0
+    spans = _read_spans(cols, cls)
     # Matching looks at the start of the capture only (bounded work on big files).
     head = _head(req_rows, resp_rows)
     nq, npr = np.searchsorted(req_rows, head), np.searchsorted(resp_rows, head)
@@ -224,14 +248,15 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
             rrows = resp_of[j]
             for i in free_r:
                 rq = _before(req_of[i], rrows)
-                hit = _msn_fit(psn, msn, last, rrows, rq) * (1 << 40) + _answered(psn, rrows, rq)
+                hit = _msn_fit(psn, msn, last, rrows, rq) * (1 << 40) + \
+                    _answered(psn, rrows, rq, spans)
                 # Both sides requesters: the reverse pair (requests to qA, responses
                 # to qB) belongs to the same QP pair and must fit as well.
                 ri = _find(req_keys, _reverse(int(resp_keys[j])))
                 rj = _find(resp_keys, _reverse(int(req_keys[i])))
                 if ri >= 0 and rj >= 0:
                     rr2 = resp_of[rj]
-                    hit += _answered(psn, rr2, _before(req_of[ri], rr2))
+                    hit += _answered(psn, rr2, _before(req_of[ri], rr2), spans)
                 if hit:
                     scores.append((-hit, i, j))
         for _, i, j in sorted(scores):

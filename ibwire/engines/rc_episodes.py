@@ -214,8 +214,8 @@ def run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps, rgap_at
     rgap_at[h] += 1
 
 
-def run_step(prev_tx, flags, episode, counts, nak_u, rnr_u, ep_last, ep_cur, ep_next, soon,
-             soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, consume, seen, b2b):
+def run_step(prev_tx, flags, episode, counts, nak_u, rnr_u, rnr_doubt, ep_last, ep_cur, ep_next,
+             soon, soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, consume, seen, b2b):
     """Any resend: an RNR retry, a copy lost after the tap, the doubt on the run's start."""
     refused = u == rnr_u[h]      # an RNR NAK refused it: not lost
     if refused:
@@ -260,6 +260,8 @@ def run_step(prev_tx, flags, episode, counts, nak_u, rnr_u, ep_last, ep_cur, ep_
         # duplicate).
         flags[ep_row[h]] &= ~F_AMBIGUOUS
         ep_amb[h] = False
+    if refused and rnr_doubt[h]:
+        flags[i] |= F_AMBIGUOUS     # or a later resend, its retry lost before the tap
     episode[i] = ep_cur[h]
     ep_last[h] = u
     ep_next[h] = u + consume

@@ -43,11 +43,14 @@ from numba import njit
 from ibwire.analysis.rc_rules import (
     C_ATOMIC_ACK, C_LAST, C_READ_REQ, C_READ_RESP, C_RELIABLE, C_REQUEST, C_RESPONSE, C_UC,
     F_BAD_ICRC, F_COPY, F_DUP, F_MSG_END, F_RESP_OOS, GAP_RING, K_BAD_ICRC, K_BYTES, K_COPIES,
-    K_DUP, K_MESSAGES, K_PACKETS, K_REQUESTS, K_RESPONSES, READ_FIFO, SYN_ACK, SYN_NAK, SYN_RNR,
+    K_DUP, K_MESSAGES, K_PACKETS, K_REQUESTS, K_RESPONSES, NAK_PSN_SEQ, READ_FIFO, SYN_ACK, SYN_NAK,
+    SYN_RNR,
 )
 
 from ibwire.engines.rc_build import inline_rules, py_twin
-from ibwire.engines.rc_shared import CRC_BAD, SYN_TYPE_MASK, SYN_TYPE_SHIFT, _mark
+from ibwire.engines.rc_shared import (
+    CRC_BAD, SYN_TYPE_MASK, SYN_TYPE_SHIFT, SYN_VALUE_MASK, SYN_VALUE_SHIFT, _mark,
+)
 from ibwire.engines.rc_copies import (
     classify, held_original, late_original, late_resend, network_copy, skipped_resend,
     stale_original,
@@ -59,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "e7318b052011"
+RC_HELPERS_DIGEST = "eb390acd85b8"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -97,11 +100,14 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     f_len = np.zeros(n_hc, dtype=np.int64)
     min_rtt = np.full(n_hc, -1, dtype=np.int64)
     last_resp = np.full(n_hc, -1, dtype=np.int64)     # previous response row, if no request since
+    seq_nak = np.full(n_hc, -1, dtype=np.int64)       # PSN the latest sequence NAK names, until
+    # a request at that PSN (the expected one) or an RNR NAK refusing it passes
     late_row = np.full(n_hc, -1, dtype=np.int64)
     late_next = np.zeros(n_hc, dtype=np.int64)
     late_cause = np.zeros(n_hc, dtype=np.bool_)    # ... held back while a cause was pending
     known = np.zeros(n_hc, dtype=np.int64)     # the requester has shown it acts on NAK p
     rnr_row = np.full(n_hc, -1, dtype=np.int64)
+    rnr_doubt = np.zeros(n_hc, dtype=np.bool_)     # its retry may have been lost before the tap
     rd_row = np.full(n_hc, -1, dtype=np.int64)     # last READ response / atomic ACK in order
     rd_end = np.zeros(n_hc, dtype=np.int64)        # ... and its request's end PSN
     ack_row = np.full(n_hc, -1, dtype=np.int64)    # last ACK, and its PSN
@@ -148,6 +154,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         if c & C_REQUEST:
             counts[h, K_REQUESTS] += 1
             last_resp[h] = -1
+            if u == seq_nak[h]:
+                seq_nak[h] = -1
             consume = np.int64(1)
             if c & C_READ_REQ and dmalen[i] > 0:
                 consume = (dmalen[i] + pmtu[h] - 1) // pmtu[h]
@@ -159,9 +167,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 continue
             seen = first_tx[i] < i
             # A copy of the request just before it: what a network duplicate looks like.
-            b2b = seen and prev_tx[i] == last_req[h]
+            prev_req = last_req[h]
+            b2b = seen and prev_tx[i] == prev_req
             last_req[h] = i
-            rnr_wait_over(syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, i, h, u, seen)
+            rnr_wait_over(syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt, i, h, u,
+                          seen, prev_req)
             # Rows the previous request left pending, decided now.
             n_ep = late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high,
                                 trig_u, trig_row, trig_kind, rnr_u, ep_active, ep_last, ep_end,
@@ -214,9 +224,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     elif u > ep_next[h]:
                         run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps,
                                  rgap_at, jmp, ep_amb, i, h, u, seen, in_gap)
-                    run_step(prev_tx, flags, episode, counts, nak_u, rnr_u, ep_last, ep_cur,
-                             ep_next, soon, soon_rows, ep_amb, ep_row, delays, back2back, i, h, u,
-                             consume, seen, b2b)
+                    run_step(prev_tx, flags, episode, counts, nak_u, rnr_u, rnr_doubt, ep_last,
+                             ep_cur, ep_next, soon, soon_rows, ep_amb, ep_row, delays, back2back, i,
+                             h, u, consume, seen, b2b)
                 else:
                     late_original(flags, counts, late_row, late_next, late_cause, i, h, u, consume)
                 if in_gap and c & C_LAST:
@@ -237,12 +247,19 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         kind = (s >> SYN_TYPE_SHIFT) & SYN_TYPE_MASK if s >= 0 else -1
         q = last_resp[h]
         last_resp[h] = i
+        seq_err = kind == SYN_NAK and (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK == NAK_PSN_SEQ
         if (kind == SYN_NAK or kind == SYN_RNR) and q >= 0 and upsn[q] == u and \
-                syn[q] == syn[i] and msn[q] == msn[i]:
-            # The same NAK again with no request in between: a responder NAKs a hole
-            # once (and an RNR NAK answers a request), so the network duplicated it.
+                syn[q] == syn[i] and msn[q] == msn[i] or seq_err and seq_nak[h] == u:
+            # The same NAK again with no request in between (an RNR NAK answers a
+            # request), or a sequence-error NAK naming the PSN the latest one named with
+            # no request at that PSN (nor an RNR NAK refusing it) since: a responder NAKs
+            # a hole once until its expected PSN arrives, so the network duplicated it.
             _mark(flags, counts, i, h, F_COPY, K_COPIES)
             continue
+        if seq_err:
+            seq_nak[h] = u
+        elif kind == SYN_RNR:
+            seq_nak[h] = -1
         if icrc[i] == CRC_BAD:
             dropped(flags, counts, epsn, i, h, c, u, s, kind)
             continue
@@ -260,7 +277,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 retrying, fifo, f_head, f_len, min_rtt, ack_row, ack_u, i, h, c, u, s)
         elif kind == SYN_RNR or kind == SYN_NAK:
             nak(flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, nak_u, rnr_u,
-                retrying, nak_new, fifo, f_head, f_len, rnr_row, i, h, u, s, kind)
+                rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rnr_row, i, h, u, s, kind)
 
 
 rc_pass_py = py_twin(_pass)     # the loop and its rules, all run by the interpreter

@@ -44,8 +44,18 @@ def uc_request(first_tx, flags, msg, gap, counts, high, msg_no, i, h, c, u, d, c
         _mark(flags, counts, i, h, F_LATE, K_LATE)
 
 
-def rnr_wait_over(syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, i, h, u, seen):
-    """A resend past the refused PSN after the RNR wait: the RNR cause is spent."""
+def rnr_wait_over(syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt, i, h, u, seen,
+                  prev_req):
+    """A resend past the refused PSN after the RNR wait: the RNR cause is spent. A new
+    PSN after a silent wait: the next copy of the refused PSN may not be its retry."""
+    if rnr_u[h] >= 0 and u > rnr_u[h] and not seen and \
+            ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]) and \
+            (prev_req < 0 or 2 * (ts[prev_req] - ts[rnr_row[h]]) < _rnr_wait_ns(syn[rnr_row[h]])):
+        # The requester was silent through the second half of the wait (a requester
+        # that never got the NAK would have gone on sending) and then sent a new PSN:
+        # it waited and restarted, the retry lost before the tap, or it never got the
+        # NAK (lost after the tap) and had nothing to send. The tap cannot tell.
+        rnr_doubt[h] = True
     if rnr_u[h] >= 0 and u > rnr_u[h] and seen and \
             ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]):
         # A resend past the refused PSN after the RNR wait: the requester has

@@ -108,8 +108,8 @@ def ack(rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, tri
         trig_kind[h] = 0
 
 
-def nak(flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, nak_u, rnr_u, retrying,
-        nak_new, fifo, f_head, f_len, rnr_row, i, h, u, s, kind):
+def nak(flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, nak_u, rnr_u, rnr_doubt,
+        retrying, nak_new, fifo, f_head, f_len, rnr_row, i, h, u, s, kind):
     """A NAK or an RNR NAK."""
     code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
     if kind == SYN_RNR:
@@ -117,6 +117,7 @@ def nak(flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, nak_u, rn
         trig_kind[h] |= T_RNR
         rnr_u[h] = u
         rnr_row[h] = i
+        rnr_doubt[h] = False
     else:
         flags[i] |= F_NAK
         if code < 5:

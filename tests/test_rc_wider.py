@@ -1,0 +1,96 @@
+"""RC engine over generator parameters the scenario tests keep fixed: READ-heavy
+connections sharing endpoints, long messages, coalesced ACKs, small PMTUs, unlimited
+credits, several connections, CM, and the cases they exposed (issue #13)."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rc_helpers import check_exact, compare, frames, generate, truth_sets
+
+from ibwire.analysis import rc_rules as R
+
+_OPS = ({"send": 2, "write": 2, "read": 2},
+        {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
+        {"write_imm": 1, "send_imm": 1, "send": 1}, {"read": 1})
+_SIZES = ((0, 64, 200, 256, 700, 1024, 1500), (4096, 9000, 20000), (1, 2, 8))
+
+
+def _flags_of(res, frame):
+    return R.flag_names(int(res.flags[frame - 1]))
+
+
+@given(seed=st.integers(0, 10_000), ops=st.sampled_from(_OPS), sizes=st.sampled_from(_SIZES),
+       loss=st.sampled_from([0.0, 0.02, 0.05]), before=st.sampled_from([0.0, 0.3, 1.0]),
+       rnr=st.sampled_from([0.0, 0.04]), corrupt=st.sampled_from([0.0, 0.02]),
+       encap=st.sampled_from(["roce2", "roce1", "ib", "ib-grh"]),
+       connections=st.sampled_from([1, 2, 3]), ack_every=st.sampled_from([1, 2, 4]),
+       credits=st.sampled_from(["count", "unlimited"]), pmtu=st.sampled_from([256, 1024, 4096]),
+       tx_depth=st.sampled_from([2, 8, 16]), rnr_timer=st.sampled_from([1, 6, 12]),
+       cm=st.booleans())
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_property_wider_parameters(tmp_path, seed, ops, sizes, loss, before, rnr, corrupt,
+                                   encap, connections, ack_every, credits, pmtu, tx_depth,
+                                   rnr_timer, cm):
+    """Random draws over operations, message sizes, PMTU, ACK coalescing, credits,
+    window, RNR timer and connection count: exactly the tap's-eye truth (no capture
+    loss here; frames flagged ambiguous aside)."""
+    path, truth = generate(tmp_path, "rc_clean", seed, ops=ops, sizes=sizes, loss=loss,
+                           loss_before_tap=before, rnr=rnr, corrupt=corrupt, encap=encap,
+                           connections=connections, ack_every=ack_every, credits=credits,
+                           pmtu=pmtu, tx_depth=tx_depth, rnr_timer=rnr_timer, cm=cm,
+                           messages=20)
+    res, diff = compare(path, truth)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_read_heavy_connections_pair_by_the_psns_reads_take(tmp_path):
+    """Three connections between one pair of LIDs, mostly READs of up to 80 responses:
+    a READ response's PSN runs past the last request PSN (the READ takes one PSN per
+    response), and MSNs repeat for long stretches. Pairing used to give each request
+    flow another connection's responses (every response then a duplicate, every
+    resend ambiguous, one missed). Each request flow now gets its own responses."""
+    path, truth = generate(tmp_path, "rc_clean", 4778, loss=0.02, loss_before_tap=1.0,
+                           corrupt=0.02, encap="ib", messages=40, connections=3,
+                           credits="unlimited", pmtu=256, tx_depth=2, ack_every=1,
+                           sizes=(4096, 9000, 20000),
+                           ops={"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1})
+    res, diff = compare(path, truth)
+    want = {(c["a"]["qpn"], c["a"]["dest_qpn"]) for c in truth["connections"]}
+    got = set(zip(res.streams.req_qp, res.streams.resp_qp))
+    assert want <= got
+    assert check_exact(truth, res, diff) == []
+    assert len(frames(res, R.F_RETX)) > 1500
+    assert len(frames(res, R.F_AMBIGUOUS)) <= 1        # was every resend
+
+
+def test_a_sequence_nak_copied_after_a_request_is_a_network_duplicate(tmp_path):
+    """rc_reorder 2046: NAK 116 names ..51; a request (117) passes; 118 is the network's
+    copy of 116. A responder sends one sequence NAK per hole, until the expected PSN
+    arrives (its expected PSN never goes back), so 118 is not a second NAK."""
+    path, truth = generate(tmp_path, "rc_reorder", 2046)
+    res, diff = compare(path, truth)
+    assert 118 in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
+    assert "nak" in _flags_of(res, 116)
+    assert _flags_of(res, 118) == ["network_duplicate"]
+    assert res.counts[:, R.COUNT["nak_psn_seq_err"]].sum() == len(truth_sets(truth)["nak"])
+    assert check_exact(truth, res, diff) == []
+
+
+def test_rnr_retry_after_a_silent_wait_is_flagged(tmp_path):
+    """Seed 2511: RNR NAK 217 refuses ..836; nothing comes from the requester for the
+    whole 80 us wait, then a new PSN (254). Either the requester waited and its retry was
+    lost before the tap (the truth here: the next copy, 325, is a timeout resend), or it
+    never got the NAK and had nothing to send (then 325 would be the NAK's retry at the
+    tap). The tap cannot tell: 325 is flagged."""
+    path, truth = generate(tmp_path, "rc_clean", 2511, loss=0.05, loss_before_tap=1.0,
+                           rnr=0.04, encap="roce1", messages=40, connections=3,
+                           ack_every=2, credits="unlimited", pmtu=4096, tx_depth=8,
+                           timeout=16, rnr_timer=6, sizes=(4096, 9000, 20000), cm=True,
+                           fmt="pcapng", ops={"write_imm": 1, "send_imm": 1, "send": 1})
+    res, diff = compare(path, truth)
+    rnr = next(e for e in truth["rnr_naks"] if e["frame"] == 217)
+    assert rnr["retry_frame"] is None and rnr["tap_retry_frame"] is None
+    assert {"rnr_retry", "ambiguous"} <= set(_flags_of(res, 325))
+    assert check_exact(truth, res, diff) == []
