@@ -241,6 +241,12 @@ def test_a_copy_past_the_refused_psn_before_the_rnr_timer_is_not_its_retry(tmp_p
                 bidirectional=True, capture_loss=0.02, psn_start=None)),
     (9141, dict(loss=0.06, loss_before_tap=1.0, rnr=0.05, corrupt=0.0, encap="ib-grh",
                 bidirectional=True, capture_loss=0.0, psn_start=None)),
+    # The capture missed PSN ..031's first copy; an RNR NAK refuses it. Its retry, a
+    # hole fill, is held back (a cause for an earlier PSN is pending) and the next
+    # request makes it the run's start: still the RNR retry, and the request after it
+    # does not spend the RNR cause as if that retry had been lost.
+    (199, dict(loss=0.0, loss_before_tap=0.0, rnr=0.05, corrupt=0.0, encap="roce1",
+               bidirectional=True, capture_loss=0.02, psn_start=16776960)),
 ])
 def test_pinned_property_examples(tmp_path, seed, kw):
     """Examples the random scenarios once found during the reordering work (#13)."""

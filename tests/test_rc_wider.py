@@ -94,3 +94,22 @@ def test_rnr_retry_after_a_silent_wait_is_flagged(tmp_path):
     assert rnr["retry_frame"] is None and rnr["tap_retry_frame"] is None
     assert {"rnr_retry", "ambiguous"} <= set(_flags_of(res, 325))
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_late_original_amid_a_run_with_an_older_cause_pending(tmp_path):
+    """Seed 6352 (READ-heavy, 3 % reordering): the run for NAK 2959 is at ..233 when
+    2989 brings ..266, an original delayed past the run's start; 2990 resumes the run at
+    ..234. NAK 2987 is pending, but for ..208: a restart begins at the PSN its cause
+    names, so it does not explain a resume at ..234. 2989 is a late copy, not a resend
+    that skipped 32 PSNs (3052 likewise)."""
+    path, truth = generate(tmp_path, "rc_clean", 6352, loss_before_tap=0.3, corrupt=0.02,
+                           encap="ib-grh", ack_every=2, credits="unlimited", pmtu=256,
+                           tx_depth=16, rnr_timer=1, sizes=(4096, 9000, 20000),
+                           reorder=0.03, messages=20, ops={"send": 2, "write": 2, "read": 2})
+    res, _ = compare(path, truth)
+    late = {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    for f in (2989, 3052):
+        assert f in late and f not in truth_sets(truth)["retransmission"]
+        assert "out_of_sequence" in _flags_of(res, f)
+        assert "psn_gap" not in _flags_of(res, f)
+    assert "retransmission" in _flags_of(res, 2990)

@@ -70,8 +70,9 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
                                      (rtt_quick and hidden_ack))
     # Below a PSN the requester has already restarted at for a NAK (so it
     # knew everything before it acknowledged) and not part of a run: no
-    # restart can send it (a READ or atomic may still lack responses).
-    stale = seen and not cause and not run and u < known[h] and \
+    # restart can send it (a READ or atomic may still lack responses). A
+    # hole fill there is the original, delayed.
+    stale = (seen or in_gap) and not cause and not run and u < known[h] and \
         not c & (C_READ_REQ | C_ATOMIC_REQ)
     # With a cause pending for an earlier PSN, a quick copy may be the
     # network's as well as that restart (its first packets lost before the
@@ -109,9 +110,11 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
             if rgaps[h, g, 0] <= u < rgaps[h, g, 1]:
                 late_rerun = rgaps[h, g, 2]
                 # A run that may be late copies skipped nothing for sure;
-                # and once a later run has resent the PSN, this copy may
-                # as well be the network's copy of that resend.
-                late_amb = rgaps[h, g, 4] == 1 or (
+                # once a later run has resent the PSN, this copy may as well
+                # be the network's copy of that resend; and a first copy at
+                # the tap may as well be the original, delayed (the run's
+                # resend then lost before the tap).
+                late_amb = rgaps[h, g, 4] == 1 or not seen or (
                     (flags[prev_tx[i]] & F_RETX) != 0 and
                     episode[prev_tx[i]] > late_rerun)
                 if u >= rgaps[h, g, 3] and prev_tx[i] < rgaps[h, g, 5]:
@@ -148,7 +151,9 @@ def stale_original(first_tx, prev_tx, flags, counts, gaps, i, h, u):
     # was taken for), so not lost before the tap either.
     flags[i] |= F_LATE
     counts[h, K_LATE] += 1
-    if flags[first_tx[i]] & F_RETX and prev_tx[i] == first_tx[i]:
+    if first_tx[i] == i:
+        counts[h, K_LOST_BEFORE] -= 1       # its hole was counted lost
+    elif flags[first_tx[i]] & F_RETX and prev_tx[i] == first_tx[i]:
         for g in range(GAP_RING):
             if gaps[h, g, 0] <= u < gaps[h, g, 1]:
                 counts[h, K_LOST_BEFORE] -= 1

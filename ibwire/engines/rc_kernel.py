@@ -62,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "eb390acd85b8"
+RC_HELPERS_DIGEST = "af020bfdf74d"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -170,16 +170,17 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             prev_req = last_req[h]
             b2b = seen and prev_tx[i] == prev_req
             last_req[h] = i
-            rnr_wait_over(syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt, i, h, u,
-                          seen, prev_req)
+            rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt,
+                          late_row, i, h, u, seen, prev_req)
             # Rows the previous request left pending, decided now.
             n_ep = late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high,
                                 trig_u, trig_row, trig_kind, rnr_u, ep_active, ep_last, ep_end,
                                 ep_cur, ep_next, retrying, nak_new, gaps, rgaps, rgap_at, late_row,
                                 late_next, late_cause, soon, soon_rows, ep_amb, ep_row, delays, h,
                                 u, d, n_ep)
-            jump_decided(paylen, ts, flags, episode, gap, counts, trig_u, ep_active, ep_last,
-                         ep_cur, ep_next, rgaps, rgap_at, jmp, delays, i, h, u, d, seen)
+            jump_decided(paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
+                         trig_kind, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps,
+                         rgap_at, jmp, delays, i, h, u, d, seen)
             n_ep = late_resend_decided(upsn, paylen, flags, episode, reason, counts, high,
                                        ep_active, ep_last, ep_end, ep_cur, ep_next, retrying,
                                        lr_row, lr_next, lr_lost, ep_amb, h, u, d, seen, n_ep)

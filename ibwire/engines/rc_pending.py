@@ -24,6 +24,7 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
+from ibwire.engines.rc_shared import T_IMPLIED
 
 
 def late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high, trig_u, trig_row,
@@ -51,6 +52,8 @@ def late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high, t
             if late_cause[h] and 0 <= trig_u[h] < upsn[p]:
                 if delays[h]:
                     flags[p] |= F_AMBIGUOUS     # this network delays copies
+                if upsn[p] == rnr_u[h]:
+                    flags[p] |= F_RNR_RETRY     # the refused PSN's first resend
                 n_ep = _cause_episode(p, h, u, n_ep, counts, paylen, reason, episode,
                                       trig, ep_cur, ep_active, ep_end, ep_last,
                                       ep_next, high, upsn, trig_u, trig_row, trig_kind,
@@ -65,18 +68,28 @@ def late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high, t
     return n_ep
 
 
-def jump_decided(paylen, ts, flags, episode, gap, counts, trig_u, ep_active, ep_last, ep_cur,
-                 ep_next, rgaps, rgap_at, jmp, delays, i, h, u, d, seen):
+def jump_decided(paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u, trig_kind,
+                 nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps, rgap_at, jmp, delays, i,
+                 h, u, d, seen):
     """A run packet past the run's next PSN: a late copy if the run resumes there now."""
     r = jmp[h, 0]
     if r >= 0:
         jmp[h, 0] = -1
+        # A restart begins at the PSN its cause names (one from an earlier PSN would
+        # resend what the run has just sent). An implied NAK's PSN is only known as
+        # the lowest pending, so any at or below this one may explain it. With a
+        # cause pending for an earlier PSN, the packet past must also be fresh to be
+        # a late copy: a first copy (a late original), or one sent less than the
+        # shortest ACK timeout before (else the run jumped, its next PSN delayed).
+        cause_named = trig_u[h] == u or nak_u[h] == u or rnr_u[h] == u or \
+            (0 <= trig_u[h] <= u and trig_kind[h] & T_IMPLIED != 0)
+        fresh = first_tx[r] == r or ts[r] - ts[prev_tx[r]] < MIN_ACK_TIMEOUT_NS
         if seen and d < 0 and u == jmp[h, 2] and episode[r] == ep_cur[h] and \
-                ep_active[h] and not 0 <= trig_u[h] <= u and \
-                ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS:
-            # The run resumes at its next PSN, with no cause to restart there and
-            # too soon for a timer: it never jumped. The packet past it was a
-            # late copy that arrived amid the run (a run goes in PSN order).
+                ep_active[h] and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and \
+                (not 0 <= trig_u[h] <= u or (fresh and not cause_named)):
+            # The run resumes at its next PSN, with no cause naming that PSN and
+            # too soon for a timer: it never jumped. The packet past it was a late
+            # copy that arrived amid the run (a run goes in PSN order).
             flags[r] = (flags[r] & ~(F_RETX | F_GAP | F_AMBIGUOUS)) | F_LATE
             counts[h, K_RETX] -= 1
             counts[h, K_RETX_BYTES] -= paylen[r]

@@ -4,7 +4,8 @@
   duplicate if the capture saw it, else late.
 - The end of an RNR wait: a resend past the PSN an RNR NAK refused, at least the
   NAK's timer after it, shows the requester restarted at the refused PSN (that
-  retry lost before the tap, or delayed: remembered): the RNR cause is spent.
+  retry lost before the tap, or delayed: remembered): the RNR cause is spent
+  (unless that retry is the copy held back just before).
 - A new PSN (at or past the highest sent): the PSNs skipped are a hole (lost before
   the tap, remembered in a ring of recent holes); reaching the old front ends the
   go-back-N episode in progress, and the resends it skipped that no ACK made
@@ -44,8 +45,8 @@ def uc_request(first_tx, flags, msg, gap, counts, high, msg_no, i, h, c, u, d, c
         _mark(flags, counts, i, h, F_LATE, K_LATE)
 
 
-def rnr_wait_over(syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt, i, h, u, seen,
-                  prev_req):
+def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt, late_row,
+                  i, h, u, seen, prev_req):
     """A resend past the refused PSN after the RNR wait: the RNR cause is spent. A new
     PSN after a silent wait: the next copy of the refused PSN may not be its retry."""
     if rnr_u[h] >= 0 and u > rnr_u[h] and not seen and \
@@ -57,7 +58,8 @@ def rnr_wait_over(syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doub
         # NAK (lost after the tap) and had nothing to send. The tap cannot tell.
         rnr_doubt[h] = True
     if rnr_u[h] >= 0 and u > rnr_u[h] and seen and \
-            ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]):
+            ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]) and \
+            not (late_row[h] >= 0 and upsn[late_row[h]] == rnr_u[h]):
         # A resend past the refused PSN after the RNR wait: the requester has
         # restarted, with the refused PSN first, and that retry was lost before
         # the tap. (New PSNs prove nothing: a requester may go on sending until
