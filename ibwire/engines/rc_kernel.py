@@ -41,8 +41,8 @@ import numpy as np
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_ACK, C_LAST, C_READ_REQ, C_READ_RESP, C_RELIABLE, C_REQUEST, C_RESPONSE, C_UC,
-    F_BAD_ICRC, F_COPY, F_DUP, F_MSG_END, F_RESP_OOS, GAP_RING, K_BAD_ICRC, K_BYTES, K_COPIES,
+    C_ATOMIC_ACK, C_ATOMIC_REQ, C_LAST, C_READ_REQ, C_READ_RESP, C_RELIABLE, C_REQUEST, C_RESPONSE,
+    C_UC, F_BAD_ICRC, F_COPY, F_DUP, F_MSG_END, F_RESP_OOS, GAP_RING, K_BAD_ICRC, K_BYTES, K_COPIES,
     K_DUP, K_MESSAGES, K_PACKETS, K_REQUESTS, K_RESPONSES, NAK_PSN_SEQ, READ_FIFO, SYN_ACK, SYN_NAK,
     SYN_RNR,
 )
@@ -62,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "af020bfdf74d"
+RC_HELPERS_DIGEST = "60febca56c35"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -110,6 +110,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     rnr_doubt = np.zeros(n_hc, dtype=np.bool_)     # its retry may have been lost before the tap
     rd_row = np.full(n_hc, -1, dtype=np.int64)     # last READ response / atomic ACK in order
     rd_end = np.zeros(n_hc, dtype=np.int64)        # ... and its request's end PSN
+    rd_rs = np.full((n_hc, 2), -1, dtype=np.int64)  # latest READ/atomic resent: PSN, row
     ack_row = np.full(n_hc, -1, dtype=np.int64)    # last ACK, and its PSN
     copy_row = np.full(n_hc, -1, dtype=np.int64)   # a network duplicate, decided next
     copy_next = np.zeros(n_hc, dtype=np.int64)
@@ -166,6 +167,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             if not c & C_RELIABLE:
                 continue
             seen = first_tx[i] < i
+            if c & (C_READ_REQ | C_ATOMIC_REQ) and d < 0:
+                rd_rs[h, 0] = u
+                rd_rs[h, 1] = i
             # A copy of the request just before it: what a network duplicate looks like.
             prev_req = last_req[h]
             b2b = seen and prev_tx[i] == prev_req
@@ -265,8 +269,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             dropped(flags, counts, epsn, i, h, c, u, s, kind)
             continue
         if c & C_READ_RESP or c & C_ATOMIC_ACK:
-            read_response(flags, counts, trig_u, trig_row, trig_kind, retrying, fifo, f_head, f_len,
-                          rd_row, rd_end, i, h, u)
+            read_response(ts, rtt, flags, counts, trig_u, trig_row, trig_kind, retrying, fifo,
+                          f_head, f_len, rd_row, rd_end, rd_rs, min_rtt, i, h, u)
         if (kind == SYN_ACK or c & C_READ_RESP) and u >= pos_acked[h]:
             # Forward progress (a positive acknowledgement of a PSN no ACK covered
             # before; a NAK's implied acknowledgement does not count): the retry is

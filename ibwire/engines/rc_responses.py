@@ -47,13 +47,20 @@ def dropped(flags, counts, epsn, i, h, c, u, s, kind):
             epsn[h] = u + 1
 
 
-def read_response(flags, counts, trig_u, trig_row, trig_kind, retrying, fifo, f_head, f_len, rd_row,
-                  rd_end, i, h, u):
+def read_response(ts, rtt, flags, counts, trig_u, trig_row, trig_kind, retrying, fifo, f_head,
+                  f_len, rd_row, rd_end, rd_rs, min_rtt, i, h, u):
     """A READ response or atomic ACK against the FIFO of outstanding requests."""
+    if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
+        min_rtt[h] = rtt[i]         # a round trip too (READ-only streams have no ACKs)
     if f_len[h] > 0:
         slot = f_head[h]
         f_first, f_next, f_end = fifo[h, slot, 0], fifo[h, slot, 1], fifo[h, slot, 2]
-        if u >= f_end or u > f_next:
+        # Within one round trip of the request that resent the expected PSN, a
+        # response past it was sent before that resend reached the responder: the
+        # hole the requester is already retrying, not a new implied NAK.
+        stale = rd_rs[h, 0] == f_next and min_rtt[h] >= 0 and \
+            ts[i] - ts[rd_rs[h, 1]] < min_rtt[h]
+        if (u >= f_end or u > f_next) and not stale:
             _mark(flags, counts, i, h, F_IMPLIED | F_RESP_GAP, K_IMPLIED)
             counts[h, K_RESP_GAPS] += 1
             if not retrying[h]:
