@@ -62,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "60febca56c35"
+RC_HELPERS_DIGEST = "1a539c7d026b"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -180,8 +180,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             n_ep = late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high,
                                 trig_u, trig_row, trig_kind, rnr_u, ep_active, ep_last, ep_end,
                                 ep_cur, ep_next, retrying, nak_new, gaps, rgaps, rgap_at, late_row,
-                                late_next, late_cause, soon, soon_rows, ep_amb, ep_row, delays, h,
-                                u, d, n_ep)
+                                late_next, late_cause, soon, soon_rows, ep_amb, ep_row, delays, i,
+                                h, u, d, n_ep)
             jump_decided(paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
                          trig_kind, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps,
                          rgap_at, jmp, delays, i, h, u, d, seen)
@@ -192,7 +192,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 counts, high, acked, trig_u, trig_row, trig_kind, rnr_u, ep_active,
                                 ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at,
                                 copy_row, copy_next, copy_cause, soon, soon_rows, ep_amb, ep_row,
-                                delays, back2back, h, u, d, seen, n_ep)
+                                delays, back2back, i, h, u, d, seen, n_ep)
             if d >= 0:
                 new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
                             ep_next, gaps, gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len,

@@ -30,13 +30,14 @@ from ibwire.engines.rc_shared import T_IMPLIED
 def late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high, trig_u, trig_row,
                  trig_kind, rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying, nak_new,
                  gaps, rgaps, rgap_at, late_row, late_next, late_cause, soon, soon_rows, ep_amb,
-                 ep_row, delays, h, u, d, n_ep):
+                 ep_row, delays, i, h, u, d, n_ep):
     """A late original left pending: a resend run's start if this request continues it."""
     p = late_row[h]
     if p >= 0:
         late_row[h] = -1
-        # The PSN after it, or a later one (those between lost before the tap).
-        if u >= late_next[h] and d < 0:
+        # The PSN after it, or a later one (those between lost before the tap),
+        # promptly (see copy_decided).
+        if u >= late_next[h] and d < 0 and ts[i] - ts[p] < MIN_ACK_TIMEOUT_NS:
             flags[p] = (flags[p] & ~(F_LATE | F_AMBIGUOUS)) | F_RETX | F_EPISODE
             if not late_cause[h]:
                 for g in range(GAP_RING):
@@ -131,13 +132,15 @@ def late_resend_decided(upsn, paylen, flags, episode, reason, counts, high, ep_a
 def copy_decided(upsn, paylen, first_tx, ts, flags, ref, episode, trig, reason, counts, high, acked,
                  trig_u, trig_row, trig_kind, rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
                  retrying, nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause, soon,
-                 soon_rows, ep_amb, ep_row, delays, back2back, h, u, d, seen, n_ep):
+                 soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, d, seen, n_ep):
     """A network copy left pending: a resend run's start if this request continues it."""
     q = copy_row[h]
     if q >= 0:
         copy_row[h] = -1
-        if seen and d < 0 and not back2back[h] and (u == copy_next[h] or (
-                u > copy_next[h] and acked[h] <= upsn[q])):
+        # (Promptly: a run goes out back to back; a pause as long as the shortest
+        # ACK timeout means the requester's timer restarted at this request.)
+        if seen and d < 0 and not back2back[h] and ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS and (
+                u == copy_next[h] or (u > copy_next[h] and acked[h] <= upsn[q])):
             # The next request resends the PSN after it (or a later one, those
             # between lost before the tap; no ACK let a restart begin past the
             # copy): an in-order run, which the network does not make. The copy
