@@ -113,3 +113,51 @@ def test_a_late_original_amid_a_run_with_an_older_cause_pending(tmp_path):
         assert "out_of_sequence" in _flags_of(res, f)
         assert "psn_gap" not in _flags_of(res, f)
     assert "retransmission" in _flags_of(res, 2990)
+
+
+def test_a_first_copy_below_the_restart_psn_starts_no_run(tmp_path):
+    """Seed 5973 (capture loss, 1 % reordering): the requester restarted at ..5 for NAK
+    784, so it knew everything before ..5 was received. 824 fills the hole at ..0 (its
+    first copy at the tap) amid that run: no restart can send it now. It lies in PSNs an
+    earlier run skipped, so it is the original or that run's resend, both delayed: a
+    flagged late resend of that run, not a new timeout episode; the run goes on."""
+    path, truth = generate(tmp_path, "rc_clean", 5973, capture_loss=0.02, encap="ib-grh",
+                           connections=3, ack_every=4, credits="unlimited", pmtu=256,
+                           rnr_timer=1, sizes=(4096, 9000, 20000), reorder=0.01,
+                           ops={"write_imm": 1, "send_imm": 1, "send": 1})
+    res, diff = compare(path, truth)
+    assert 824 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert "ambiguous" in _flags_of(res, 824)
+    assert "go_back_n" not in _flags_of(res, 824)
+    assert int(res.episode[826]) == int(res.episode[822])      # 827 continues 823's run
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_copy_continued_only_after_a_timeout_is_no_run_start(tmp_path):
+    """Seed 2141: 11 repeats ..0 2 us after its resend 7 (the network's copy); the next
+    request, 13, resends ..1 268 ms later. A run goes out back to back: that pause is
+    the requester's restart at 13 (for NAK 10 or its timer). 11 stays a copy."""
+    path, truth = generate(tmp_path, "rc_clean", 2141, loss=0.05, capture_loss=0.02,
+                           encap="roce1", credits="unlimited", pmtu=256, tx_depth=2,
+                           timeout=16, reorder=0.03, duplicate=0.01)
+    res, diff = compare(path, truth)
+    assert "retransmission" not in _flags_of(res, 11)
+    assert {"retransmission", "go_back_n"} <= set(_flags_of(res, 13))
+    assert check_exact(truth, res, diff) == []
+
+
+def test_read_responses_in_flight_past_a_resend_are_no_new_implied_nak(tmp_path):
+    """Seed 8056 (READs only): response ..-2 is corrupt, ..-1 (817) is an implied NAK and
+    the requester resends the READ from ..-2 (826). Response 828, 21 ns later, left the
+    responder before that resend arrived: the same hole, not a new implied NAK. So the
+    READ 868 (the original of 831, delayed) has no pending cause: a resend only if an
+    implied NAK the tap cannot see explains it, so flagged."""
+    path, truth = generate(tmp_path, "rc_clean", 8056, loss_before_tap=1.0, corrupt=0.02,
+                           bidirectional=True, connections=3, ack_every=1,
+                           credits="unlimited", pmtu=256, rnr_timer=6, psn_start=16777062,
+                           reorder=0.01, duplicate=0.01, ops={"read": 1})
+    res, diff = compare(path, truth)
+    assert "implied_nak" in _flags_of(res, 817)
+    assert "implied_nak" not in _flags_of(res, 828)
+    assert "ambiguous" in _flags_of(res, 868)
+    assert check_exact(truth, res, diff) == []

@@ -70,9 +70,8 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
                                      (rtt_quick and hidden_ack))
     # Below a PSN the requester has already restarted at for a NAK (so it
     # knew everything before it acknowledged) and not part of a run: no
-    # restart can send it (a READ or atomic may still lack responses). A
-    # hole fill there is the original, delayed.
-    stale = (seen or in_gap) and not cause and not run and u < known[h] and \
+    # restart can send it (a READ or atomic may still lack responses).
+    stale = seen and not cause and not run and u < known[h] and \
         not c & (C_READ_REQ | C_ATOMIC_REQ)
     # With a cause pending for an earlier PSN, a quick copy may be the
     # network's as well as that restart (its first packets lost before the
@@ -89,8 +88,8 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
     return cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held
 
 
-def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row, i, h, u, seen,
-                   cause, run, quick, unsure, stale, copy, held):
+def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row, known, i, h, u,
+                   seen, cause, run, quick, unsure, stale, copy, held, in_gap):
     """The earlier resend run that skipped this PSN, if no restart can have sent it now."""
     late_rerun = -1
     late_amb = False
@@ -102,7 +101,10 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
         not stale and not (
         u == rnr_u[h] and ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]))
     lost_back = False
-    if stale or copy or (held and seen) or timer:
+    # A first copy below the PSN the requester has restarted at: no restart sends it
+    # now either (the original, or an earlier run's resend, delayed).
+    old_fill = not seen and in_gap and not cause and not run and u < known[h]
+    if stale or copy or (held and seen) or timer or old_fill:
         # No restart can have sent it now: an earlier copy delayed before
         # the tap. If an earlier resend run skipped this PSN (a run resends
         # every PSN in order), it is that run's missing resend, late.
@@ -151,9 +153,7 @@ def stale_original(first_tx, prev_tx, flags, counts, gaps, i, h, u):
     # was taken for), so not lost before the tap either.
     flags[i] |= F_LATE
     counts[h, K_LATE] += 1
-    if first_tx[i] == i:
-        counts[h, K_LOST_BEFORE] -= 1       # its hole was counted lost
-    elif flags[first_tx[i]] & F_RETX and prev_tx[i] == first_tx[i]:
+    if flags[first_tx[i]] & F_RETX and prev_tx[i] == first_tx[i]:
         for g in range(GAP_RING):
             if gaps[h, g, 0] <= u < gaps[h, g, 1]:
                 counts[h, K_LOST_BEFORE] -= 1
