@@ -11,7 +11,8 @@ or delayed) original, or the late resend of a run that skipped it:
 - `skipped_resend`: a copy no restart can have sent now, inside the PSNs an
   earlier resend run skipped, is that run's resend, late (a delayed RNR retry is
   marked as one); a timer copy (no cause, no run, not quick, not unsure, not an
-  RNR retry after its wait) may also be one (decided at the next request).
+  RNR retry after its wait) may also be one (decided at the next request). A
+  first copy there may as well be the original, delayed: flagged.
 - The other copies: a stale original, a network copy, a held-back original, or a
   hole filled with no cause (the last three decided at the next request,
   `rc_pending`).

@@ -3,9 +3,12 @@ pending (each is decided at the next request of its half-connection, then droppe
 
 - A late original (a hole filled with no cause, or held back while a cause was
   pending): the start of a resend run (a timeout's, or the pending cause's with
-  its first resends lost before the tap) if this request continues it in order.
+  its first resends lost before the tap) if this request continues it in order,
+  promptly (a run goes out back to back; a pause as long as the shortest ACK
+  timeout is a restart of its own).
 - A run packet past the run's next PSN: a late copy that arrived amid the run,
-  not a skip, if this request resumes the run at that PSN soon after.
+  not a skip, if this request resumes the run at that PSN soon after and no cause
+  names that PSN (with one pending for an earlier PSN, only if the copy is fresh).
 - The late resend of a run that skipped its PSN: the start of a timeout run if
   this request resends the PSN after it.
 - A network copy (a quick copy, or one held back past a pending cause's PSN): the

@@ -4,13 +4,15 @@
   retry cause; it still counts, and tells the responder's expected PSN.
 - READ responses and atomic ACKs are matched against the FIFO of outstanding READ
   and atomic requests: a response past the next expected one (or past the end of
-  the request) is a response gap and an implied NAK.
+  the request) is a response gap and an implied NAK, unless it comes within one
+  round trip of the resend of that PSN (it left before the resend arrived).
 - An ACK acknowledges PSNs (coalesced), carries credits, covers a READ still
   missing responses (an implied NAK), or repeats an earlier one (a duplicate ACK);
   an acknowledged PSN settles a pending NAK or RNR NAK.
 - A NAK (sequence error: a retry cause, with the first since forward progress
   starting a retry) or an RNR NAK (a retry cause after its timer) implicitly
-  acknowledges the PSNs before its own.
+  acknowledges the PSNs before its own; a copy of either (the loop spots it) is
+  the network's.
 
 Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 (see `rc_build`).
