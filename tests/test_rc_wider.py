@@ -161,3 +161,22 @@ def test_read_responses_in_flight_past_a_resend_are_no_new_implied_nak(tmp_path)
     assert "implied_nak" not in _flags_of(res, 828)
     assert "ambiguous" in _flags_of(res, 868)
     assert check_exact(truth, res, diff) == []
+
+
+def test_an_implied_nak_is_marked_once_per_hole(tmp_path):
+    """Seed 4014 (READs only, capture loss): a READ whose responses never reached the
+    tap stays at the head of the response FIFO, so every later response is past the
+    hole. Only the first that reveals a hole is marked and counted (it was each of
+    them, each also a `retry_start`); 43-54, past the same hole, are not."""
+    path, truth = generate(tmp_path, "rc_clean", 4014, loss=0.05, loss_before_tap=0.3,
+                           capture_loss=0.02, encap="roce2", messages=20, ack_every=1,
+                           credits="unlimited", pmtu=1024, tx_depth=8, timeout=16,
+                           rnr_timer=1, reorder=0.03, ops={"read": 1})
+    res, _ = compare(path, truth)
+    marked = frames(res, R.F_IMPLIED)
+    assert sorted(marked) == [14, 20, 30]
+    assert res.counts[:, R.COUNT["implied_naks"]].sum() == len(marked)
+    assert not marked & set(range(43, 55))
+    assert not frames(res, R.F_RETRY_START) & set(range(43, 55))
+    assert {e["trigger_frame"] for e in truth["retransmissions"]
+            if e["reason"] == "implied_nak"} <= marked

@@ -62,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "22620644163f"
+RC_HELPERS_DIGEST = "9e01ff513b12"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -111,6 +111,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     rd_row = np.full(n_hc, -1, dtype=np.int64)     # last READ response / atomic ACK in order
     rd_end = np.zeros(n_hc, dtype=np.int64)        # ... and its request's end PSN
     rd_rs = np.full((n_hc, 2), -1, dtype=np.int64)  # latest READ/atomic resent: PSN, row
+    rd_gap = np.full(n_hc, -1, dtype=np.int64)     # response hole marked, until resent
     ack_row = np.full(n_hc, -1, dtype=np.int64)    # last ACK, and its PSN
     copy_row = np.full(n_hc, -1, dtype=np.int64)   # a network duplicate, decided next
     copy_next = np.zeros(n_hc, dtype=np.int64)
@@ -170,6 +171,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             if c & (C_READ_REQ | C_ATOMIC_REQ) and d < 0:
                 rd_rs[h, 0] = u
                 rd_rs[h, 1] = i
+                if u == rd_gap[h]:
+                    rd_gap[h] = -1
             # A copy of the request just before it: what a network duplicate looks like.
             prev_req = last_req[h]
             b2b = seen and prev_tx[i] == prev_req
@@ -271,7 +274,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             continue
         if c & C_READ_RESP or c & C_ATOMIC_ACK:
             read_response(ts, rtt, flags, counts, trig_u, trig_row, trig_kind, retrying, fifo,
-                          f_head, f_len, rd_row, rd_end, rd_rs, min_rtt, i, h, u)
+                          f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt, i, h, u)
         if (kind == SYN_ACK or c & C_READ_RESP) and u >= pos_acked[h]:
             # Forward progress (a positive acknowledgement of a PSN no ACK covered
             # before; a NAK's implied acknowledgement does not count): the retry is
@@ -280,10 +283,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             pos_acked[h] = u + 1
         if kind == SYN_ACK:
             ack(rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, trig_kind,
-                retrying, fifo, f_head, f_len, min_rtt, ack_row, ack_u, i, h, c, u, s)
+                retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, i, h, c, u, s)
         elif kind == SYN_RNR or kind == SYN_NAK:
             nak(flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, nak_u, rnr_u,
-                rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rnr_row, i, h, u, s, kind)
+                rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, i, h, u, s,
+                kind)
 
 
 rc_pass_py = py_twin(_pass)     # the loop and its rules, all run by the interpreter

@@ -50,7 +50,7 @@ def dropped(flags, counts, epsn, i, h, c, u, s, kind):
 
 
 def read_response(ts, rtt, flags, counts, trig_u, trig_row, trig_kind, retrying, fifo, f_head,
-                  f_len, rd_row, rd_end, rd_rs, min_rtt, i, h, u):
+                  f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt, i, h, u):
     """A READ response or atomic ACK against the FIFO of outstanding requests."""
     if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
         min_rtt[h] = rtt[i]         # a round trip too (READ-only streams have no ACKs)
@@ -63,11 +63,17 @@ def read_response(ts, rtt, flags, counts, trig_u, trig_row, trig_kind, retrying,
         stale = rd_rs[h, 0] == f_next and min_rtt[h] >= 0 and \
             ts[i] - ts[rd_rs[h, 1]] < min_rtt[h]
         if (u >= f_end or u > f_next) and not stale:
-            _mark(flags, counts, i, h, F_IMPLIED | F_RESP_GAP, K_IMPLIED)
-            counts[h, K_RESP_GAPS] += 1
+            # Marked and counted once per hole: later responses past it show the
+            # same hole, until the requester resends its PSN.
+            first = rd_gap[h] != f_next
+            if first:
+                _mark(flags, counts, i, h, F_IMPLIED | F_RESP_GAP, K_IMPLIED)
+                counts[h, K_RESP_GAPS] += 1
+                rd_gap[h] = f_next
             if not retrying[h]:
                 retrying[h] = True
-                flags[i] |= F_RETRY_START
+                if first:
+                    flags[i] |= F_RETRY_START
             if trig_u[h] < 0 or f_next < trig_u[h]:
                 trig_u[h] = f_next
                 trig_row[h] = i
@@ -82,7 +88,7 @@ def read_response(ts, rtt, flags, counts, trig_u, trig_row, trig_kind, retrying,
 
 
 def ack(rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, trig_kind, retrying,
-        fifo, f_head, f_len, min_rtt, ack_row, ack_u, i, h, c, u, s):
+        fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, i, h, c, u, s):
     """An ACK."""
     if c & C_ACK:
         counts[h, K_ACKS] += 1
@@ -92,10 +98,14 @@ def ack(rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, tri
         if f_len[h] > 0:
             slot = f_head[h]
             if u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
-                _mark(flags, counts, i, h, F_IMPLIED, K_IMPLIED)
+                first = rd_gap[h] != fifo[h, slot, 1]     # once per hole (read_response)
+                if first:
+                    _mark(flags, counts, i, h, F_IMPLIED, K_IMPLIED)
+                    rd_gap[h] = fifo[h, slot, 1]
                 if not retrying[h]:
                     retrying[h] = True
-                    flags[i] |= F_RETRY_START
+                    if first:
+                        flags[i] |= F_RETRY_START
                 if trig_u[h] < 0 or fifo[h, slot, 1] < trig_u[h]:
                     trig_u[h] = fifo[h, slot, 1]
                     trig_row[h] = i
@@ -118,7 +128,7 @@ def ack(rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, tri
 
 
 def nak(flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, nak_u, rnr_u, rnr_doubt,
-        retrying, nak_new, fifo, f_head, f_len, rnr_row, i, h, u, s, kind):
+        retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, i, h, u, s, kind):
     """A NAK or an RNR NAK."""
     code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
     if kind == SYN_RNR:
@@ -147,8 +157,10 @@ def nak(flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, nak_u, rn
             # still missing responses: an implied NAK, as for an ACK.
             slot = f_head[h]
             if u > fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
-                flags[i] |= F_IMPLIED
-                counts[h, K_IMPLIED] += 1
+                if rd_gap[h] != fifo[h, slot, 1]:
+                    flags[i] |= F_IMPLIED
+                    counts[h, K_IMPLIED] += 1
+                    rd_gap[h] = fifo[h, slot, 1]
                 if fifo[h, slot, 1] < trig_u[h]:
                     trig_u[h] = fifo[h, slot, 1]
                 trig_kind[h] |= T_IMPLIED
