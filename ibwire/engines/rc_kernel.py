@@ -257,8 +257,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         q = last_resp[h]
         last_resp[h] = i
         seq_err = kind == SYN_NAK and (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK == NAK_PSN_SEQ
-        if (kind == SYN_NAK or kind == SYN_RNR) and q >= 0 and upsn[q] == u and \
-                syn[q] == syn[i] and msn[q] == msn[i] or seq_err and seq_nak[h] == u:
+        if ((kind == SYN_NAK or kind == SYN_RNR) and q >= 0 and upsn[q] == u and
+                syn[q] == syn[i] and msn[q] == msn[i]) or (seq_err and seq_nak[h] == u):
             # The same NAK again with no request in between (an RNR NAK answers a
             # request), or a sequence-error NAK naming the PSN the latest one named with
             # no request at that PSN (nor an RNR NAK refusing it) since: a responder NAKs
