@@ -126,3 +126,23 @@ def test_lost_counts_never_go_negative(tmp_path):
         path, truth = generate(tmp_path, "rc_reorder", seed)
         res, _ = compare(path, truth)
         assert (res.counts >= 0).all(), seed
+
+
+def test_a_late_resend_of_a_run_cut_short_is_flagged(tmp_path):
+    """Two READ-only connections from one starting PSN: the implied NAK 101 starts a
+    run (104-106) that never reaches the READ at ..46 before the implied NAK 142 starts
+    another (146-149, resending ..46 at 149). 151 repeats ..46 54 ns after 149: the
+    first run's resend, delayed, or the network's copy of 149. The cut-short run's
+    unsent PSNs are remembered as skipped, so 151 is a flagged resend, not a sure
+    network duplicate."""
+    path, truth = generate(tmp_path, "rc_clean", 9136, loss=0.02, loss_before_tap=0.0,
+                           encap="ib", messages=20, capture_loss=0.02, connections=2,
+                           ack_every=2, credits="unlimited", pmtu=1024, tx_depth=16,
+                           sizes=(4096, 9000, 20000), psn_start=16777188, fmt="pcapng",
+                           reorder=0.01, duplicate=0.01, ops={"read": 1})
+    res, diff = compare(path, truth)
+    resent = {e["frame"]: e for e in truth["retransmissions"] if e["frame"] is not None}
+    assert resent[151]["trigger_frame"] == 101
+    assert {"retransmission", "ambiguous"} <= set(_flags_of(res, 151))
+    assert int(res.episode[150]) == int(res.episode[103]) != int(res.episode[148])
+    assert check_exact(truth, res, diff) == []

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 from ibwire.analysis.rc_rules import C_LAST, C_READ_REQ, C_REQUEST, C_RESPONSE, OPCLASS
 from ibwire.engines import rc_prepass as prepass
@@ -33,6 +34,7 @@ _TABLE_BITS = 20
 _PSN_SAMPLE = 4096
 _ACK_WINDOW = 1 << 12
 _MIN_PMTU = 256
+_PMTUS = (256, 512, 1024, 2048, 4096)
 _HEAD_ROWS = 1 << 18
 _MAX_FLOWS = 1 << (_TABLE_BITS - 1)
 
@@ -122,17 +124,40 @@ def _find(keys: np.ndarray, key: int) -> int:
     return j if j < len(keys) and keys[j] == key else -1
 
 
-def _msn_fit(psn: np.ndarray, msn: np.ndarray, last: np.ndarray, resp_rows: np.ndarray,
-             req_rows: np.ndarray) -> int:
+def _message_psns(psn: np.ndarray, last: np.ndarray, reads: np.ndarray, dmalen: np.ndarray,
+                  req_rows: np.ndarray, base: int) -> np.ndarray:
+    """PSNs (relative to `base`) of the message-ending requests, each message once. A
+    READ resent part-way asks for the rest from a later PSN (IBA 9.7.4.1.5): it is
+    a resend (below a PSN sent before it), and its DMA length plus its PSN times the
+    path's PMTU equals an earlier READ's: no new message."""
+    rel_all = (psn[req_rows].astype(np.int64) - base) % (1 << 24)
+    is_end = last[req_rows]
+    rel = rel_all[is_end]
+    below = np.zeros(len(rel_all), dtype=np.bool_)
+    below[1:] = rel_all[1:] < np.maximum.accumulate(rel_all)[:-1]
+    cand = np.flatnonzero((reads[req_rows] & (dmalen[req_rows] > 0))[is_end])
+    if len(cand) > 1:
+        ln = dmalen[req_rows][is_end][cand]
+        again = np.zeros(len(cand), dtype=np.bool_)
+        for pmtu in _PMTUS:
+            _, first = np.unique(ln + rel[cand] * pmtu, return_index=True)
+            seen = np.ones(len(cand), dtype=np.bool_)
+            seen[first] = False
+            again |= seen
+        rel = np.delete(rel, cand[again & below[is_end][cand]])
+    return np.unique(rel)
+
+
+def _msn_fit(psn: np.ndarray, msn: np.ndarray, last: np.ndarray, reads: np.ndarray,
+             dmalen: np.ndarray, resp_rows: np.ndarray, req_rows: np.ndarray) -> int:
     """How many responses carry an MSN that fits these requests: the responder's MSN
     counts the messages completed (IBA 9.7.5.1.1), so MSN minus the number of distinct
     message-ending request PSNs up to the response's PSN is one constant."""
-    ends = req_rows[last[req_rows]]
     rows = resp_rows[msn[resp_rows] >= 0]
-    if not len(ends) or not len(rows) or not len(req_rows):
+    if not len(rows) or not len(req_rows) or not last[req_rows].any():
         return 0
     base = int(psn[req_rows[0]])
-    rel_ends = np.unique((psn[ends].astype(np.int64) - base) % (1 << 24))
+    rel_ends = _message_psns(psn, last, reads, dmalen, req_rows, base)
     rel = (psn[rows].astype(np.int64) - base) % (1 << 24)
     # Only responses inside these requests' PSN span can be theirs: another
     # connection's responses elsewhere in PSN space would all see one count of
@@ -185,6 +210,31 @@ def _before(rows: np.ndarray, sample: np.ndarray) -> np.ndarray:
     return rows[:np.searchsorted(rows, sample[-1])] if len(sample) else rows[:0]
 
 
+def _same_sport(sport: np.ndarray | None, req_rows: np.ndarray, resp_rows: np.ndarray) -> bool:
+    """Both flows carry one RoCEv2 UDP source port: Linux derives it from the flow
+    label, and with none set from `rdma_calc_flow_label(lqpn, rqpn)`, which is the
+    same for both ends of a QP pair. (Other stacks hash one QPN: then no flows match.)"""
+    if sport is None or not len(req_rows) or not len(resp_rows):
+        return False
+    p = int(sport[req_rows[0]])
+    return p > 0 and p == int(sport[resp_rows[0]])
+
+
+def _assign(fit: np.ndarray, near: np.ndarray) -> list[tuple[int, int]]:
+    """Request flow (row) to response flow (column), each at most once, maximising the
+    fits' sum, then the closeness's: one response flow per request flow, so a flow that
+    fits two is given to the one the others leave. Pairs with no evidence stay apart."""
+    have = (fit > 0) | (near > 0)
+    if not have.any():
+        return []
+    # Lexicographic by one float cost: the closeness scaled below one fit step (fits
+    # stay below 2**14: the float keeps the closeness to a response's worth).
+    top = float(max(int(near.max()), 1)) * (min(fit.shape) + 1)
+    score = fit.astype(np.float64) + near.astype(np.float64) / top
+    rows, cols = linear_sum_assignment(score, maximize=True)
+    return [(int(a), int(b)) for a, b in zip(rows, cols, strict=True) if have[a, b]]
+
+
 def _answered(psn: np.ndarray, resp_rows: np.ndarray, req_rows: np.ndarray,
               spans: np.ndarray) -> int:
     """How many of these responses could answer these requests: a response's PSN is at
@@ -231,6 +281,9 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
     req_rows, resp_rows = np.flatnonzero(is_req), np.flatnonzero(is_resp)
     msn, last = cols["infiniband.aeth.msn"], (cls & C_LAST) != 0
     spans = _read_spans(cols, cls)
+    reads = (cls & C_READ_REQ) != 0
+    sport = cols.get("udp.srcport")
+    dmalen = cols.get("infiniband.reth.dmalen", np.full(len(cls), -1, dtype=np.int64))
     # Matching looks at the start of the capture only (bounded work on big files).
     head = _head(req_rows, resp_rows)
     nq, npr = np.searchsorted(req_rows, head), np.searchsorted(resp_rows, head)
@@ -243,26 +296,25 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
             partner[free_r[0]] = free_p[0]
             taken.add(free_p[0])
             continue
-        scores = []
-        for j in free_p:
+        fit = np.zeros((len(free_r), len(free_p)), dtype=np.int64)
+        near = np.zeros((len(free_r), len(free_p)), dtype=np.int64)
+        for b, j in enumerate(free_p):
             rrows = resp_of[j]
-            for i in free_r:
+            for a, i in enumerate(free_r):
                 rq = _before(req_of[i], rrows)
-                hit = _msn_fit(psn, msn, last, rrows, rq) * (1 << 40) + \
-                    _answered(psn, rrows, rq, spans)
+                near[a, b] = _answered(psn, rrows, rq, spans)
                 # Both sides requesters: the reverse pair (requests to qA, responses
                 # to qB) belongs to the same QP pair and must fit as well.
                 ri = _find(req_keys, _reverse(int(resp_keys[j])))
                 rj = _find(resp_keys, _reverse(int(req_keys[i])))
                 if ri >= 0 and rj >= 0:
                     rr2 = resp_of[rj]
-                    hit += _answered(psn, rr2, _before(req_of[ri], rr2), spans)
-                if hit:
-                    scores.append((-hit, i, j))
-        for _, i, j in sorted(scores):
-            if i not in partner and j not in taken:
-                partner[i] = j
-                taken.add(j)
+                    near[a, b] += _answered(psn, rr2, _before(req_of[ri], rr2), spans)
+                fit[a, b] = _msn_fit(psn, msn, last, reads, dmalen, rrows, rq) + \
+                    _same_sport(sport, req_of[i], rrows) * (1 << 13)
+        for a, b in _assign(fit, near):
+            partner[free_r[a]] = free_p[b]
+            taken.add(free_p[b])
     st = Streams(hc=np.full(len(op), -1, dtype=np.int32))
     req_hc = np.empty(len(req_keys), dtype=np.int32)
     resp_hc = np.full(len(resp_keys), -1, dtype=np.int32)

@@ -44,16 +44,17 @@ def _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_nex
 
 
 @njit(cache=True)
-def _skipped_by_run(h, lo, hi, ep, row, rgaps, rgap_at):
+def _skipped_by_run(h, lo, hi, ep, row, rgaps, rgap_at, amb):
     """The run of episode `ep`, found at `row`, restarted at `hi` for a cause naming
     `lo`: it skipped the PSNs between (none counted lost here). A later copy of one is
-    that run's resend, delayed (or the original, when the tap had not seen it)."""
+    that run's resend, delayed (or the original, when the tap had not seen it).
+    `amb`: the run may not have sent them at all (a later copy stays flagged)."""
     slot = rgap_at[h] % GAP_RING
     rgaps[h, slot, 0] = lo
     rgaps[h, slot, 1] = hi
     rgaps[h, slot, 2] = ep
     rgaps[h, slot, 3] = hi
-    rgaps[h, slot, 4] = 0
+    rgaps[h, slot, 4] = amb
     rgaps[h, slot, 5] = row
     rgap_at[h] += 1
 
@@ -103,7 +104,7 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
     if not sure:
         return n_ep + 1
-    _skipped_by_run(h, trig_u[h], upsn[r], n_ep, r, rgaps, rgap_at)
+    _skipped_by_run(h, trig_u[h], upsn[r], n_ep, r, rgaps, rgap_at, 0)
     nak_new[h] = False
     trig_u[h] = -1
     trig_kind[h] = 0
@@ -131,9 +132,14 @@ def resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u,
 
 
 def episode_start(flags, trig, reason, counts, high, trig_u, trig_row, trig_kind, rnr_u, ep_active,
-                  ep_end, ep_cur, retrying, nak_new, rgaps, rgap_at, known, rnr_late, i, h, u, seen,
+                  ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, known, rnr_late, i, h, u, seen,
                   cause, rnr_early, in_gap, run, below, n_ep):
     """A resend that starts a go-back-N episode: its cause and reason."""
+    if ep_active[h] and ep_next[h] < ep_end[h] and u < ep_next[h]:
+        # The run in progress is cut short: the PSNs it had still to resend either
+        # went unseen (lost before the tap, or delayed: then one comes later as
+        # that run's resend) or were never sent (the requester restarted first).
+        _skipped_by_run(h, ep_next[h], ep_end[h], ep_cur[h], i, rgaps, rgap_at, 1)
     flags[i] |= F_EPISODE
     ep_cur[h] = n_ep
     n_ep += 1
@@ -182,7 +188,7 @@ def episode_start(flags, trig, reason, counts, high, trig_u, trig_row, trig_kind
         if 0 <= trig_u[h] < u:
             # The restart for the cause began at its PSN: the run
             # skipped the PSNs up to this one.
-            _skipped_by_run(h, trig_u[h], u, ep_cur[h], i, rgaps, rgap_at)
+            _skipped_by_run(h, trig_u[h], u, ep_cur[h], i, rgaps, rgap_at, 0)
         nak_new[h] = False
         trig_u[h] = -1
         trig_kind[h] = 0

@@ -62,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "9e01ff513b12"
+RC_HELPERS_DIGEST = "288faf99e8a9"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -227,9 +227,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                            rnr_row, i, h, u, seen, cause, run, unsure)
                     if not ep_active[h] or u <= ep_last[h]:
                         n_ep = episode_start(flags, trig, reason, counts, high, trig_u, trig_row,
-                                             trig_kind, rnr_u, ep_active, ep_end, ep_cur, retrying,
-                                             nak_new, rgaps, rgap_at, known, rnr_late, i, h, u,
-                                             seen, cause, rnr_early, in_gap, run, below, n_ep)
+                                             trig_kind, rnr_u, ep_active, ep_end, ep_cur, ep_next,
+                                             retrying, nak_new, rgaps, rgap_at, known, rnr_late, i,
+                                             h, u, seen, cause, rnr_early, in_gap, run, below, n_ep)
                     elif u > ep_next[h]:
                         run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps,
                                  rgap_at, jmp, ep_amb, i, h, u, seen, in_gap)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ibwire.gen.config import SCENARIOS, GenConfig, scenario
-from ibwire.gen.fabric import ENCAPS
+from ibwire.gen.fabric import ENCAPS, UDP_SPORTS
 
 # Above this many packets, with nothing the bulk path cannot do, `auto` uses it.
 BULK_THRESHOLD = 200_000
@@ -61,6 +61,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="SMP discovery + SA PathRecord (native)")
     p.add_argument("--cm", action="store_true", default=None, help="CM connect/disconnect")
     p.add_argument("--seed", type=int, help="random seed (same seed, same bytes)")
+    p.add_argument("--udp-sport", choices=UDP_SPORTS,
+                   help="RoCEv2 UDP source port: flow = one per QP pair, both ways (Linux "
+                        "since 5.17, the default); qp = one per QP and direction (older)")
     p.add_argument("--psn-start", type=lambda s: int(s, 0), metavar="PSN",
                    help="first PSN of every requester (e.g. 0xfffff0 to wrap)")
     g = p.add_argument_group("faults (probabilities per packet, 0..1 or N%%)")
@@ -120,7 +123,7 @@ def config_from(args: argparse.Namespace) -> GenConfig:
              "pmtu", "ud_messages", "mads", "cm", "seed", "psn_start", "loss", "loss_dir",
              "loss_before_tap", "rnr", "corrupt", "reorder", "duplicate", "capture_loss",
              "ecn", "link_credits", "fc_period_ns", "drain_gbps", "vls", "rate_gbps", "pfc",
-             "pfc_xoff_bytes", "pfc_xon_bytes", "pfc_quanta", "pfc_send_xon")
+             "pfc_xoff_bytes", "pfc_xon_bytes", "pfc_quanta", "pfc_send_xon", "udp_sport")
     kw = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
     if args.scenario:
         return scenario(args.scenario, **kw)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-from ibwire.gen.fabric import ENCAPS, NATIVE
+from ibwire.gen.fabric import ENCAPS, NATIVE, UDP_SPORTS
 
 MTUS = (256, 512, 1024, 2048, 4096)
 DEFAULT_OPS = {"send": 4.0, "write": 3.0, "read": 2.0, "send_imm": 0.5, "write_imm": 0.5,
@@ -34,6 +34,8 @@ class GenConfig:
     ud_messages: int = 0
     mads: bool = False                # SMP discovery + SA PathRecord (native only)
     cm: bool = False                  # CM REQ/REP/RTU before, DREQ/DREP after
+    udp_sport: str = "flow"           # RoCEv2 source port: "flow" (Linux, one per QP
+    # pair) or "qp" (one per QP and direction); see fabric.udp_source_port
     # Wireshark 4.0's RPC-over-RDMA heuristic throws on SEND Last/Only payloads of
     # 0..12 bytes and Mellanox EoIB on empty UD payloads ("Malformed Packet"); this
     # keeps such payloads out (SEND lengths rounded up, UD at least 16 bytes), which
@@ -116,6 +118,8 @@ class GenConfig:
                 raise ValueError(f"{name} must be a probability (0..1), not {v}")
         if self.loss_dir not in ("both", "a2b", "b2a"):
             raise ValueError("loss_dir must be both, a2b or b2a")
+        if self.udp_sport not in UDP_SPORTS:
+            raise ValueError(f"udp_sport must be one of {', '.join(UDP_SPORTS)}")
         if self.credits not in ("count", "unlimited"):
             raise ValueError("credits must be count or unlimited")
         if not 1 <= self.timeout <= 31:

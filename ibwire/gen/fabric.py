@@ -80,8 +80,22 @@ def make_hosts(encap: str, n: int = 2) -> list[Host]:
     return hosts
 
 
-def udp_source_port(src_qpn: int, dst_qpn: int) -> int:
-    """RoCEv2 flow entropy: 0xC000 plus a 14-bit hash of the QP pair (rxe-like)."""
+UDP_SPORTS = ("flow", "qp")
+
+
+def udp_source_port(src_qpn: int, dst_qpn: int, style: str = "flow") -> int:
+    """RoCEv2 UDP source port of a QP (flow entropy for ECMP).
+
+    "flow": as Linux sets it since 5.17 (`rdma_get_udp_sport`, rxe and mlx5 with no
+    flow label given): the port of `rdma_calc_flow_label(lqpn, rqpn)`, a product of
+    the two QPNs, so both ends of a QP pair use one port (QPs 0x11 and 0x11: 49441,
+    as in the rxe captures). "qp": a hash per QP and direction, as older stacks."""
+    if style == "flow":
+        fl = src_qpn * dst_qpn
+        fl ^= fl >> 20
+        fl ^= fl >> 40
+        fl &= 0xFFFFF
+        return 0xC000 | ((fl & 0x3FFF) ^ (fl >> 14))
     h = (src_qpn * 0x9E3779B1 ^ dst_qpn) & 0xFFFFFFFF
     return 0xC000 | ((h ^ (h >> 14) ^ (h >> 28)) & 0x3FFF)
 

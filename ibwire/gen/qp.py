@@ -45,7 +45,7 @@ class RcEndpoint:
         self.start_psn = 0          # first PSN of this QP's requester (the peer's ePSN)
         self.port = ctx.port(host)
         self.outbox = Outbox(self.port)
-        self.sport = udp_source_port(qpn, dest_qpn)
+        self.sport = udp_source_port(qpn, dest_qpn, ctx.cfg.udp_sport)
         self.requester: Requester | None = None
         self.responder: Responder | None = None
 
