@@ -132,8 +132,8 @@ def resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u,
 
 
 def episode_start(flags, trig, reason, counts, high, trig_u, trig_row, trig_kind, rnr_u, ep_active,
-                  ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, known, rnr_late, i, h, u, seen,
-                  cause, rnr_early, in_gap, run, below, n_ep):
+                  ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, known, rnr_late, i,
+                  h, u, seen, cause, rnr_early, in_gap, run, below, n_ep):
     """A resend that starts a go-back-N episode: its cause and reason."""
     if ep_active[h] and ep_next[h] < ep_end[h] and u < ep_next[h]:
         # The run in progress is cut short: the PSNs it had still to resend either
