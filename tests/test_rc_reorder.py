@@ -146,3 +146,20 @@ def test_a_late_resend_of_a_run_cut_short_is_flagged(tmp_path):
     assert {"retransmission", "ambiguous"} <= set(_flags_of(res, 151))
     assert int(res.episode[150]) == int(res.episode[103]) != int(res.episode[148])
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_later_reads_response_counts_while_an_earlier_read_misses_some(tmp_path):
+    """rc_reorder 2007: READ ..59 (6 responses) misses one (17 jumps past it: an
+    implied NAK), and READ ..65's only response (19) arrives meanwhile. It counts for
+    READ ..65: once the restarted READ completes (36), ..65 is complete too, so ACK 37
+    past it is no new implied NAK. Before, ..65 waited for a response that had come,
+    an implied NAK stayed pending all along, and 177 (the READ ..60 original, delayed
+    past its resend 167) was taken for a sure resend; it may be one (its response may
+    have been lost after the tap), so it is flagged."""
+    path, truth = generate(tmp_path, "rc_reorder", 2007)
+    res, diff = compare(path, truth)
+    assert {"implied_nak", "retry_start"} <= set(_flags_of(res, 17))
+    assert _flags_of(res, 37) == ["duplicate_ack"]
+    assert 177 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert "ambiguous" in _flags_of(res, 177)
+    assert check_exact(truth, res, diff) == []

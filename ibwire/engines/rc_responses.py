@@ -5,7 +5,9 @@
 - READ responses and atomic ACKs are matched against the FIFO of outstanding READ
   and atomic requests: a response past the next expected one (or past the end of
   the request) is a response gap and an implied NAK, unless it comes within one
-  round trip of the resend of that PSN (it left before the resend arrived).
+  round trip of the resend of that PSN (it left before the resend arrived). A
+  later request's own next response counts for it, so it leaves the FIFO
+  complete once the earlier one does.
 - An ACK acknowledges PSNs (coalesced), carries credits, covers a READ still
   missing responses (an implied NAK), or repeats an earlier one (a duplicate ACK);
   an acknowledged PSN settles a pending NAK or RNR NAK.
@@ -82,9 +84,21 @@ def read_response(ts, rtt, flags, counts, trig_u, trig_row, trig_kind, retrying,
             rd_row[h] = i
             rd_end[h] = f_end
             fifo[h, slot, 1] = u + 1
-            if u + 1 >= f_end:
-                f_head[h] = (slot + 1) % READ_FIFO
-                f_len[h] -= 1
+        else:
+            # A later READ's own response, in order, while an earlier one still
+            # misses some: credited to it (else, once the earlier one completes,
+            # the later one would wait for responses that already came).
+            for k in range(1, f_len[h]):
+                later = (slot + k) % READ_FIFO
+                if fifo[h, later, 0] <= u < fifo[h, later, 2]:
+                    if u == fifo[h, later, 1]:
+                        rd_row[h] = i
+                        rd_end[h] = fifo[h, later, 2]
+                        fifo[h, later, 1] = u + 1
+                    break
+        while f_len[h] > 0 and fifo[h, f_head[h], 1] >= fifo[h, f_head[h], 2]:
+            f_head[h] = (f_head[h] + 1) % READ_FIFO
+            f_len[h] -= 1
 
 
 def ack(rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, trig_kind, retrying,
