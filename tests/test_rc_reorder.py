@@ -163,3 +163,20 @@ def test_a_later_reads_response_counts_while_an_earlier_read_misses_some(tmp_pat
     assert 177 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
     assert "ambiguous" in _flags_of(res, 177)
     assert check_exact(truth, res, diff) == []
+
+
+def test_an_ack_past_a_read_a_retry_already_covers_is_no_cause(tmp_path):
+    """rc_reorder 2038: the implied NAK 56 (READ ..48 misses ..49) makes the requester
+    resend from ..48 (62). ACK 74 (..60) passes the READ before the resend's responses
+    (81, 83) arrive: an implied NAK for ..48 again, but a retry from ..48 is under way
+    until its first response, and the requester ignores NAKs the restart covers
+    (rxe: `started_retry`). No new cause: 86, a delayed copy of ..50, is no go-back-N
+    of its own for sure (a resend only if a response lost after the tap explains
+    it, so flagged), and 74 is no implied NAK."""
+    path, truth = generate(tmp_path, "rc_reorder", 2038)
+    res, diff = compare(path, truth)
+    assert "implied_nak" in _flags_of(res, 56)
+    assert "implied_nak" not in _flags_of(res, 74)
+    assert 86 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert "ambiguous" in _flags_of(res, 86)
+    assert check_exact(truth, res, diff) == []

@@ -62,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "3f6b774a30e7"
+RC_HELPERS_DIGEST = "724cdb1e3146"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -169,8 +169,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 continue
             seen = first_tx[i] < i
             if c & (C_READ_REQ | C_ATOMIC_REQ) and d < 0:
-                rd_rs[h, 0] = u
-                rd_rs[h, 1] = i
+                if f_len[h] == 0 or u <= fifo[h, f_head[h], 1]:
+                    # (A later READ resent next does not replace the resend of
+                    # the oldest one's missing responses.)
+                    rd_rs[h, 0] = u
+                    rd_rs[h, 1] = i
                 if u == rd_gap[h]:
                     rd_gap[h] = -1
             # A copy of the request just before it: what a network duplicate looks like.
@@ -273,8 +276,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             dropped(flags, counts, epsn, i, h, c, u, s, kind)
             continue
         if c & C_READ_RESP or c & C_ATOMIC_ACK:
-            read_response(ts, rtt, flags, counts, trig_u, trig_row, trig_kind, retrying, fifo,
-                          f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt, i, h, u)
+            read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind,
+                          retrying, fifo, f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt,
+                          ep_row, i, h, u)
         if (kind == SYN_ACK or c & C_READ_RESP) and u >= pos_acked[h]:
             # Forward progress (a positive acknowledgement of a PSN no ACK covered
             # before; a NAK's implied acknowledgement does not count): the retry is
@@ -282,8 +286,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             retrying[h] = False
             pos_acked[h] = u + 1
         if kind == SYN_ACK:
-            ack(rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, trig_kind,
-                retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, i, h, c, u, s)
+            ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row,
+                trig_kind, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, ep_row,
+                i, h, c, u, s)
         elif kind == SYN_RNR or kind == SYN_NAK:
             nak(flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, nak_u, rnr_u,
                 rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, i, h, u, s,

@@ -90,7 +90,7 @@ def jump_decided(paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, tri
         fresh = first_tx[r] == r or ts[r] - ts[prev_tx[r]] < MIN_ACK_TIMEOUT_NS
         if seen and d < 0 and u == jmp[h, 2] and episode[r] == ep_cur[h] and \
                 ep_active[h] and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and \
-                (not 0 <= trig_u[h] <= u or (fresh and not cause_named)):
+                fresh and (not 0 <= trig_u[h] <= u or not cause_named):
             # The run resumes at its next PSN, with no cause naming that PSN and
             # too soon for a timer: it never jumped. The packet past it was a late
             # copy that arrived amid the run (a run goes in PSN order).

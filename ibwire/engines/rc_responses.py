@@ -27,7 +27,23 @@ from ibwire.analysis.rc_rules import (
     K_IMPLIED, K_NAK0, K_RESP_GAPS, K_RNR, READ_FIFO, SYN_ACK, SYN_NAK, SYN_RNR,
 )
 
+from numba import njit
+
 from ibwire.engines.rc_shared import SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR, _mark
+
+
+@njit(cache=True)
+def _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h, p):
+    """A retry from PSN r (the latest run's first resend) is under way until the oldest
+    unacknowledged PSN (an incomplete READ's missing response included) passes r; an
+    implied NAK for p >= r then changes nothing: the restart covers it (rxe ignores
+    it, `started_retry`)."""
+    if ep_row[h] < 0:
+        return False
+    una = acked[h]
+    if f_len[h] > 0 and fifo[h, f_head[h], 1] < una:
+        una = fifo[h, f_head[h], 1]
+    return una <= upsn[ep_row[h]] <= p
 
 
 def dropped(flags, counts, epsn, i, h, c, u, s, kind):
@@ -51,8 +67,8 @@ def dropped(flags, counts, epsn, i, h, c, u, s, kind):
             epsn[h] = u + 1
 
 
-def read_response(ts, rtt, flags, counts, trig_u, trig_row, trig_kind, retrying, fifo, f_head,
-                  f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt, i, h, u):
+def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind, retrying, fifo,
+                  f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt, ep_row, i, h, u):
     """A READ response or atomic ACK against the FIFO of outstanding requests."""
     if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
         min_rtt[h] = rtt[i]         # a round trip too (READ-only streams have no ACKs)
@@ -66,8 +82,10 @@ def read_response(ts, rtt, flags, counts, trig_u, trig_row, trig_kind, retrying,
             ts[i] - ts[rd_rs[h, 1]] < min_rtt[h]
         if (u >= f_end or u > f_next) and not stale:
             # Marked and counted once per hole: later responses past it show the
-            # same hole, until the requester resends its PSN.
-            first = rd_gap[h] != f_next
+            # same hole, until the requester resends its PSN; not while a retry
+            # from that PSN or before is under way (the requester ignores it).
+            first = rd_gap[h] != f_next and \
+                not _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h, f_next)
             if first:
                 _mark(flags, counts, i, h, F_IMPLIED | F_RESP_GAP, K_IMPLIED)
                 counts[h, K_RESP_GAPS] += 1
@@ -101,8 +119,8 @@ def read_response(ts, rtt, flags, counts, trig_u, trig_row, trig_kind, retrying,
             f_len[h] -= 1
 
 
-def ack(rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, trig_kind, retrying,
-        fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, i, h, c, u, s):
+def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, trig_kind,
+        retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, ep_row, i, h, c, u, s):
     """An ACK."""
     if c & C_ACK:
         counts[h, K_ACKS] += 1
@@ -112,7 +130,11 @@ def ack(rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, tri
         if f_len[h] > 0:
             slot = f_head[h]
             if u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
-                first = rd_gap[h] != fifo[h, slot, 1]     # once per hole (read_response)
+                # Once per hole (read_response). A retry from that PSN or before
+                # under way covers it: the requester ignores it, no cause.
+                covered = _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h,
+                                        fifo[h, slot, 1])
+                first = rd_gap[h] != fifo[h, slot, 1] and not covered
                 if first:
                     _mark(flags, counts, i, h, F_IMPLIED, K_IMPLIED)
                     rd_gap[h] = fifo[h, slot, 1]
@@ -120,10 +142,11 @@ def ack(rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, tri
                     retrying[h] = True
                     if first:
                         flags[i] |= F_RETRY_START
-                if trig_u[h] < 0 or fifo[h, slot, 1] < trig_u[h]:
-                    trig_u[h] = fifo[h, slot, 1]
-                    trig_row[h] = i
-                trig_kind[h] |= T_IMPLIED
+                if not covered:
+                    if trig_u[h] < 0 or fifo[h, slot, 1] < trig_u[h]:
+                        trig_u[h] = fifo[h, slot, 1]
+                        trig_row[h] = i
+                    trig_kind[h] |= T_IMPLIED
         if u + 1 > acked[h]:
             acked_n[i] = u + 1 - acked[h]
             if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
