@@ -180,3 +180,32 @@ def test_an_ack_past_a_read_a_retry_already_covers_is_no_cause(tmp_path):
     assert 86 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
     assert "ambiguous" in _flags_of(res, 86)
     assert check_exact(truth, res, diff) == []
+
+
+def test_an_rnr_retry_run_whose_refused_psn_comes_late(tmp_path):
+    """rc_rnr 3008 with 2 % reordering: RNR NAK 349 refuses ..0; 640 us later the retry
+    run shows ..1-..11 (350-360) and the refused ..0 arrives 3 us after them (361,
+    delayed). The run is the RNR retry (its reason `rnr`, triggered by 349, not a
+    timeout), and 361 is its first resend, late: `rnr_retry`, in the same episode."""
+    path, truth = generate(tmp_path, "rc_rnr", 3008, reorder=0.02)
+    res, diff = compare(path, truth)
+    assert 361 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert R.REASON_NAMES[int(res.reason[349])] == "rnr"
+    assert int(res.cols["frame.number"][int(res.trig[349])]) == 349
+    assert {"retransmission", "rnr_retry"} <= set(_flags_of(res, 361))
+    assert "go_back_n" not in _flags_of(res, 361)
+    assert int(res.episode[360]) == int(res.episode[349])
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_copy_past_the_refused_psn_during_the_rnr_wait_is_no_nak_restart(tmp_path):
+    """rc_rnr 3003 with 2 % reordering: RNR NAK 24 refuses ..-1 and NAK 25 names the same
+    PSN (the requests in flight behind it). 26, a copy of ..0 2.4 us later, is no
+    restart for the NAK: either restart begins at ..-1, and the requester waits the
+    RNR timer (640 us, to 29). 26 is a delayed copy; at most a flagged resend."""
+    path, truth = generate(tmp_path, "rc_rnr", 3003, reorder=0.02)
+    res, _ = compare(path, truth)
+    assert 26 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert "ambiguous" in _flags_of(res, 26)
+    assert R.REASON_NAMES[int(res.reason[25])] != "nak_seq"
+    assert {"retransmission", "rnr_retry"} <= set(_flags_of(res, 29))

@@ -40,7 +40,9 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
     # restart (at the refused PSN, after the wait), which stays pending.
     rnr_early = u > rnr_u[h] >= 0 and \
         ts[i] - ts[rnr_row[h]] < _rnr_wait_ns(syn[rnr_row[h]])
-    if rnr_early and trig_kind[h] == T_RNR:
+    if rnr_early and (trig_kind[h] == T_RNR or trig_u[h] == rnr_u[h]):
+        # (Also with a NAK naming that same PSN: the responder NAKs what was in
+        # flight behind the refused request, and either restart begins there.)
         cause = False
     in_gap = False
     if not seen:

@@ -62,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "724cdb1e3146"
+RC_HELPERS_DIGEST = "85080005d903"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -181,7 +181,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             b2b = seen and prev_tx[i] == prev_req
             last_req[h] = i
             rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt,
-                          late_row, i, h, u, seen, prev_req)
+                          late_row, ep_active, ep_last, i, h, u, seen, prev_req)
             # Rows the previous request left pending, decided now.
             n_ep = late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high,
                                 trig_u, trig_row, trig_kind, rnr_u, ep_active, ep_last, ep_end,

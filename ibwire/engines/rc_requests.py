@@ -46,7 +46,7 @@ def uc_request(first_tx, flags, msg, gap, counts, high, msg_no, i, h, c, u, d, c
 
 
 def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt, late_row,
-                  i, h, u, seen, prev_req):
+                  ep_active, ep_last, i, h, u, seen, prev_req):
     """A resend past the refused PSN after the RNR wait: the RNR cause is spent. A new
     PSN after a silent wait: the next copy of the refused PSN may not be its retry."""
     if rnr_u[h] >= 0 and u > rnr_u[h] and not seen and \
@@ -57,7 +57,7 @@ def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rn
         # it waited and restarted, the retry lost before the tap, or it never got the
         # NAK (lost after the tap) and had nothing to send. The tap cannot tell.
         rnr_doubt[h] = True
-    if rnr_u[h] >= 0 and u > rnr_u[h] and seen and \
+    if rnr_u[h] >= 0 and u > rnr_u[h] and seen and ep_active[h] and u > ep_last[h] and \
             ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]) and \
             not (late_row[h] >= 0 and upsn[late_row[h]] == rnr_u[h]):
         # A resend past the refused PSN after the RNR wait: the requester has
