@@ -2,10 +2,11 @@
 
 - UC: a PSN past the next expected one is a gap (counted apart); one before it a
   duplicate if the capture saw it, else late.
-- The end of an RNR wait: a resend past the PSN an RNR NAK refused, at least the
-  NAK's timer after it, shows the requester restarted at the refused PSN (that
-  retry lost before the tap, or delayed: remembered): the RNR cause is spent
-  (unless that retry is the copy held back just before).
+- The end of an RNR wait: a resend continuing a run past the PSN an RNR NAK
+  refused, at least the NAK's timer after it, shows the requester restarted at the
+  refused PSN (that retry lost before the tap, or delayed: remembered): the RNR
+  cause is spent (unless that retry is the copy held back just before). A resend
+  that starts a run is left to `episode_start`: the RNR retry run itself.
 - A new PSN (at or past the highest sent): the PSNs skipped are a hole (lost before
   the tap, remembered in a ring of recent holes); reaching the old front ends the
   go-back-N episode in progress, and the resends it skipped that no ACK made
