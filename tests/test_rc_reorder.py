@@ -17,7 +17,9 @@ def test_a_quick_copy_past_a_pending_nak_is_held_then_starts_the_run(tmp_path):
     request after it, 24, repeats ..793 1.4 us after its first copy: a network copy or
     the NAK's restart with its first packets missing. 25 continues it in order, so 24
     was the restart: a retransmission in a nak_seq episode triggered by 22, unflagged.
-    38, the delayed original of ..787, is then no new episode: a late original."""
+    38, the delayed original of ..787, is then no new episode. The run skipped ..787,
+    so 38, its first copy at the tap, is the original or the run's resend, both
+    delayed: the tap cannot tell, so it is flagged, in the run's episode."""
     path, truth = generate(tmp_path, "rc_reorder", 2015)
     res, diff = compare(path, truth)
     assert check_exact(truth, res, diff) == []
@@ -28,8 +30,9 @@ def test_a_quick_copy_past_a_pending_nak_is_held_then_starts_the_run(tmp_path):
     assert R.REASON_NAMES[int(res.reason[23])] == "nak_seq"
     assert int(res.cols["frame.number"][int(res.trig[23])]) == 22
     assert 38 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
-    assert "retransmission" not in _flags_of(res, 38)
-    assert "out_of_sequence" in _flags_of(res, 38)
+    assert "go_back_n" not in _flags_of(res, 38)
+    assert "ambiguous" in _flags_of(res, 38)
+    assert int(res.episode[37]) == int(res.episode[23])
 
 
 def test_a_late_resend_of_a_run_that_skipped_it_is_no_timeout(tmp_path):
@@ -209,3 +212,17 @@ def test_a_copy_past_the_refused_psn_during_the_rnr_wait_is_no_nak_restart(tmp_p
     assert "ambiguous" in _flags_of(res, 26)
     assert R.REASON_NAMES[int(res.reason[25])] != "nak_seq"
     assert {"retransmission", "rnr_retry"} <= set(_flags_of(res, 29))
+
+
+def test_a_first_copy_in_a_runs_skip_is_no_episode_of_its_own(tmp_path):
+    """rc_reorder 2064: the run for NAK 65 (which names ..0) starts at ..1 (71-82): it
+    skipped ..0. 83, the first copy of ..0 at the tap, is the original or that run's
+    resend, both delayed: flagged, in the run's episode, not a new go-back-N. 85, the
+    next copy of ..0, is then the run's resend (delayed past 83)."""
+    path, truth = generate(tmp_path, "rc_reorder", 2064)
+    res, diff = compare(path, truth)
+    assert 83 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert {"retransmission", "ambiguous"} <= set(_flags_of(res, 83))
+    assert "go_back_n" not in _flags_of(res, 83)
+    assert int(res.episode[82]) == int(res.episode[70]) == int(res.episode[84])
+    assert check_exact(truth, res, diff) == []

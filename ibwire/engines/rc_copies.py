@@ -104,9 +104,9 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
         not stale and not (
         u == rnr_u[h] and ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]))
     lost_back = False
-    # A first copy below the PSN the requester has restarted at: no restart sends it
-    # now either (the original, or an earlier run's resend, delayed).
-    old_fill = not seen and in_gap and not cause and not run and u < known[h]
+    # A first copy filling a hole, with no cause and continuing no run: inside a
+    # run's skip it is that run's resend or the original, both delayed (flagged).
+    old_fill = not seen and in_gap and not cause and not run
     if stale or copy or (held and seen) or timer or old_fill:
         # No restart can have sent it now: an earlier copy delayed before
         # the tap. If an earlier resend run skipped this PSN (a run resends
