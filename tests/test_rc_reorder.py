@@ -226,3 +226,18 @@ def test_a_first_copy_in_a_runs_skip_is_no_episode_of_its_own(tmp_path):
     assert "go_back_n" not in _flags_of(res, 83)
     assert int(res.episode[82]) == int(res.episode[70]) == int(res.episode[84])
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_copy_of_the_refused_psn_before_the_rnr_timer_waits_for_a_run(tmp_path):
+    """rc_rnr 3007 with 2 % reordering: RNR NAK 68 and NAK 69 both name ..0; 72, a copy
+    of ..0 1.5 us later, is a delayed copy (the responder refuses it again: RNR NAK
+    74). Sooner than the RNR timer it could also be the NAK's restart, had the RNR NAK
+    been lost after the tap; only a run continuing it would show that. None does
+    (the next request is the RNR retry 76, 640 us later): a flagged copy, no
+    go-back-N."""
+    path, truth = generate(tmp_path, "rc_rnr", 3007, reorder=0.02)
+    res, diff = compare(path, truth)
+    assert 72 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert {"network_duplicate", "ambiguous"} <= set(_flags_of(res, 72))
+    assert "retransmission" not in _flags_of(res, 72)
+    assert {"retransmission", "rnr_retry"} <= set(_flags_of(res, 76))

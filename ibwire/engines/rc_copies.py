@@ -88,6 +88,12 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
     # copy at the very PSN the latest NAK or RNR NAK names: its restart.)
     held = not run and ((below and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
                         or (cause and trig_u[h] < u and not seen and in_gap))
+    # A quick copy of the PSN an RNR NAK refused, before its timer: the restart for a
+    # NAK naming it (the RNR NAK lost after the tap), or a copy delayed (what drew
+    # that NAK). Held back too: only a run continuing it makes it the restart.
+    if quick and not run and u == rnr_u[h] and \
+            ts[i] - ts[rnr_row[h]] < _rnr_wait_ns(syn[rnr_row[h]]):
+        held = True
     return cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held
 
 

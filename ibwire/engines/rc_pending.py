@@ -27,7 +27,7 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
-from ibwire.engines.rc_shared import T_IMPLIED
+from ibwire.engines.rc_shared import T_IMPLIED, T_RNR
 
 
 def late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high, trig_u, trig_row,
@@ -162,7 +162,12 @@ def copy_decided(upsn, paylen, first_tx, ts, flags, ref, episode, trig, reason, 
                 soon_rows[h, 0] = q
             counts[h, K_COPIES] -= 1
             ref[q] = first_tx[q]
-            if copy_cause[h] and 0 <= trig_u[h] < upsn[q]:
+            if copy_cause[h] and upsn[q] == rnr_u[h]:
+                # The restart at the refused PSN before the RNR timer: the RNR NAK
+                # never reached the requester; it answers the other cause.
+                rnr_u[h] = -1
+                trig_kind[h] &= ~T_RNR
+            if copy_cause[h] and 0 <= trig_u[h] <= upsn[q] and trig_kind[h] != 0:
                 n_ep = _cause_episode(q, h, u, n_ep, counts, paylen, reason, episode,
                                       trig, ep_cur, ep_active, ep_end, ep_last,
                                       ep_next, high, upsn, trig_u, trig_row, trig_kind,
