@@ -241,3 +241,17 @@ def test_a_copy_of_the_refused_psn_before_the_rnr_timer_waits_for_a_run(tmp_path
     assert {"network_duplicate", "ambiguous"} <= set(_flags_of(res, 72))
     assert "retransmission" not in _flags_of(res, 72)
     assert {"retransmission", "rnr_retry"} <= set(_flags_of(res, 76))
+
+
+def test_two_copies_taken_for_one_runs_late_resend_are_both_flagged(tmp_path):
+    """rc_reorder 2178, a seed the rules were not written against: 167 and 168, 78 ns
+    apart, both repeat ..0, a PSN the run of episode 0 skipped. 167 was taken for that
+    run's late resend; a run sends each PSN once, so one of the two is a copy (here
+    168, the network's). Both are flagged, 168 no longer a sure resend."""
+    path, truth = generate(tmp_path, "rc_reorder", 2178)
+    res, diff = compare(path, truth)
+    assert 168 in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
+    assert {"retransmission", "ambiguous"} <= set(_flags_of(res, 167))
+    assert {"retransmission", "ambiguous"} <= set(_flags_of(res, 168))
+    assert int(res.episode[166]) == int(res.episode[167])
+    assert check_exact(truth, res, diff) == []

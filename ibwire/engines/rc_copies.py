@@ -127,7 +127,11 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
                 # resend then lost before the tap).
                 late_amb = rgaps[h, g, 4] == 1 or not seen or (
                     (flags[prev_tx[i]] & F_RETX) != 0 and
-                    episode[prev_tx[i]] > late_rerun)
+                    episode[prev_tx[i]] >= late_rerun)
+                if flags[prev_tx[i]] & F_RETX and episode[prev_tx[i]] == late_rerun:
+                    # The copy before was taken for that run's resend already; a
+                    # run sends a PSN once, so one of the two is a copy: both flagged.
+                    flags[prev_tx[i]] |= F_AMBIGUOUS
                 if u >= rgaps[h, g, 3] and prev_tx[i] < rgaps[h, g, 5]:
                     counts[h, K_LOST_BEFORE] -= 1      # late, not lost
                     lost_back = True
