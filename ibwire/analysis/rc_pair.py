@@ -194,14 +194,12 @@ def _head(req_rows: np.ndarray, resp_rows: np.ndarray) -> int:
     return int(np.partition(both, _HEAD_ROWS - 1)[_HEAD_ROWS - 1]) + 1
 
 
-def _read_spans(cols: dict[str, np.ndarray], cls: np.ndarray) -> np.ndarray:
+def _read_spans(reads: np.ndarray, dmalen: np.ndarray) -> np.ndarray:
     """PSNs each row takes: a READ request as many as its responses at the smallest
     PMTU (256), any other row one (IBA 9.7.4.1.5)."""
-    spans = np.ones(len(cls), dtype=np.int64)
-    dmalen = cols.get("infiniband.reth.dmalen")
-    if dmalen is not None:
-        read = ((cls & C_READ_REQ) != 0) & (dmalen > 0)
-        spans[read] = (dmalen[read].astype(np.int64) + _MIN_PMTU - 1) // _MIN_PMTU
+    spans = np.ones(len(reads), dtype=np.int64)
+    read = reads & (dmalen > 0)
+    spans[read] = (dmalen[read].astype(np.int64) + _MIN_PMTU - 1) // _MIN_PMTU
     return spans
 
 
@@ -280,10 +278,10 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
                 partner[i], _ = j, taken.add(j)
     req_rows, resp_rows = np.flatnonzero(is_req), np.flatnonzero(is_resp)
     msn, last = cols["infiniband.aeth.msn"], (cls & C_LAST) != 0
-    spans = _read_spans(cols, cls)
     reads = (cls & C_READ_REQ) != 0
-    sport = cols.get("udp.srcport")
     dmalen = cols.get("infiniband.reth.dmalen", np.full(len(cls), -1, dtype=np.int64))
+    spans = _read_spans(reads, dmalen)
+    sport = cols.get("udp.srcport")
     # Matching looks at the start of the capture only (bounded work on big files).
     head = _head(req_rows, resp_rows)
     nq, npr = np.searchsorted(req_rows, head), np.searchsorted(resp_rows, head)

@@ -38,8 +38,8 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     # Past the refused PSN before the RNR timer ran out: not that RNR NAK's
     # restart (at the refused PSN, after the wait), which stays pending.
-    rnr_early = u > rnr_u[h] >= 0 and \
-        ts[i] - ts[rnr_row[h]] < _rnr_wait_ns(syn[rnr_row[h]])
+    in_wait = rnr_u[h] >= 0 and ts[i] - ts[rnr_row[h]] < _rnr_wait_ns(syn[rnr_row[h]])
+    rnr_early = u > rnr_u[h] and in_wait
     if rnr_early and (trig_kind[h] == T_RNR or trig_u[h] == rnr_u[h]):
         # (Also with a NAK naming that same PSN: the responder NAKs what was in
         # flight behind the refused request, and either restart begins there.)
@@ -91,14 +91,13 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
     # A quick copy of the PSN an RNR NAK refused, before its timer: the restart for a
     # NAK naming it (the RNR NAK lost after the tap), or a copy delayed (what drew
     # that NAK). Held back too: only a run continuing it makes it the restart.
-    if quick and not run and u == rnr_u[h] and \
-            ts[i] - ts[rnr_row[h]] < _rnr_wait_ns(syn[rnr_row[h]]):
+    if quick and not run and u == rnr_u[h] and in_wait:
         held = True
     return cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held
 
 
-def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row, known, i, h, u,
-                   seen, cause, run, quick, unsure, stale, copy, held, in_gap):
+def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row, i, h, u, seen,
+                   cause, run, quick, unsure, stale, copy, held, in_gap):
     """The earlier resend run that skipped this PSN, if no restart can have sent it now."""
     late_rerun = -1
     late_amb = False
@@ -120,15 +119,14 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
         for g in range(GAP_RING):
             if rgaps[h, g, 0] <= u < rgaps[h, g, 1]:
                 late_rerun = rgaps[h, g, 2]
+                resent_ep = episode[prev_tx[i]] if flags[prev_tx[i]] & F_RETX else -1
                 # A run that may be late copies skipped nothing for sure;
                 # once a later run has resent the PSN, this copy may as well
                 # be the network's copy of that resend; and a first copy at
                 # the tap may as well be the original, delayed (the run's
                 # resend then lost before the tap).
-                late_amb = rgaps[h, g, 4] == 1 or not seen or (
-                    (flags[prev_tx[i]] & F_RETX) != 0 and
-                    episode[prev_tx[i]] >= late_rerun)
-                if flags[prev_tx[i]] & F_RETX and episode[prev_tx[i]] == late_rerun:
+                late_amb = rgaps[h, g, 4] == 1 or not seen or resent_ep >= late_rerun
+                if resent_ep == late_rerun:
                     # The copy before was taken for that run's resend already; a
                     # run sends a PSN once, so one of the two is a copy: both flagged.
                     flags[prev_tx[i]] |= F_AMBIGUOUS

@@ -62,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "d05f342f7868"
+RC_HELPERS_DIGEST = "d1c35289220e"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -210,8 +210,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                              rd_end, ack_row, ack_u, i, h, c, u, seen)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
-                                   known, i, h, u, seen, cause, run, quick, unsure, stale, copy,
-                                   held, in_gap)
+                                   i, h, u, seen, cause, run, quick, unsure, stale, copy, held,
+                                   in_gap)
                 if (late_rerun >= 0 and not timer) or stale:
                     delays[h] = True
                 if late_rerun >= 0:
