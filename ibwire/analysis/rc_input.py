@@ -26,6 +26,7 @@ ENDPOINTS = "ibwire.endpoints"
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("frame.number", "int64"),
     ("frame.time_ns", "int64"),
+    ("frame.interface_id", "int32"),
     ("ibwire.src", "int32"),
     ("ibwire.dst", "int32"),
     ("infiniband.bth.opcode", "int16"),
@@ -78,6 +79,7 @@ class ColumnBuilder:
         frame = pkt.frame
         rows["frame.number"].append(len(rows["frame.number"]) + 1)
         rows["frame.time_ns"].append(frame.ts_ns if frame is not None else 0)
+        rows["frame.interface_id"].append(frame.interface if frame is not None else 0)
         s, d = endpoints_of(pkt)
         rows["ibwire.src"].append(labels.setdefault(s, len(labels)))
         rows["ibwire.dst"].append(labels.setdefault(d, len(labels)))

@@ -16,6 +16,14 @@ order (docs/rc-analysis.md, "Pairing"):
    reverse pair of the same QP pair adds its fit.
 
 UC and UD flows have no responses: each request flow is its own stream.
+
+A capture merged from several taps (mergecap: one pcapng interface per input)
+shows a flow once per tap that saw it: when some flow appears at more than one
+pcapng interface, every flow is keyed by its interface too, and pairing stays
+within one interface (each tap's view is analysed as its own). Where each flow
+appears at one interface only (one tap, or interfaces that code direction), the
+interface is no part of the key. The ERF capture interface never is: ibdump's
+sample, Endace taps and `ibwire gen` use it for direction.
 """
 
 from __future__ import annotations
@@ -28,8 +36,10 @@ from scipy.optimize import linear_sum_assignment
 from ibwire.analysis.rc_rules import C_LAST, C_READ_REQ, C_REQUEST, C_RESPONSE, OPCLASS
 from ibwire.engines import rc_prepass as prepass
 
-_SHIFT_SRC, _SHIFT_DST = 40, 24
+_SHIFT_TAP, _SHIFT_SRC, _SHIFT_DST = 56, 40, 24
 _QP_MASK = (1 << 24) - 1
+_EP_MASK = (1 << 16) - 1          # endpoint numbers in a key (also the destination's)
+_MAX_TAPS = 1 << 7
 _TABLE_BITS = 20
 _PSN_SAMPLE = 4096
 _ACK_WINDOW = 1 << 12
@@ -50,6 +60,7 @@ class Streams:
     req_qp: list[int] = field(default_factory=list)      # requester QPN (responses' DestQP)
     start_psn: list[tuple[int, ...]] = field(default_factory=list)  # CM candidates
     connection: list[int] = field(default_factory=list)  # both directions share one id
+    tap: list[int] = field(default_factory=list)         # pcapng interface, -1 = one tap
 
     def __len__(self) -> int:
         return len(self.req_src)
@@ -61,7 +72,31 @@ def _flow_keys(src: np.ndarray, dst: np.ndarray, qp: np.ndarray) -> np.ndarray:
 
 
 def _split(key: int) -> tuple[int, int, int]:
-    return key >> _SHIFT_SRC, (key >> _SHIFT_DST) & 0xFFFF, key & _QP_MASK
+    return (key >> _SHIFT_SRC) & _EP_MASK, (key >> _SHIFT_DST) & _EP_MASK, key & _QP_MASK
+
+
+def _tap_bits(key: int) -> int:
+    return key & ~((1 << _SHIFT_TAP) - 1)
+
+
+def _taps(cols: dict[str, np.ndarray], keys: np.ndarray,
+          rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(dense tap index per row, pcapng interface per index) when some flow (of
+    `rows`) is seen at more than one interface, else None (one tap, or interfaces
+    that only code direction)."""
+    code = cols.get("frame.interface_id")
+    if code is None:
+        return None
+    seen = code[rows]
+    if not len(seen) or seen.min() == seen.max():
+        return None
+    uniq, dense = np.unique(code, return_inverse=True)
+    ends = np.concatenate((cols["ibwire.src"][rows], cols["ibwire.dst"][rows]))
+    if len(uniq) > _MAX_TAPS or ends.max(initial=0) > _EP_MASK:
+        return None          # cannot be keyed: analysed as one tap
+    flows = np.unique(keys[rows])
+    both = np.unique(keys[rows] | (dense[rows].astype(np.int64) << _SHIFT_TAP))
+    return (dense.astype(np.int64), uniq) if len(both) > len(flows) else None
 
 
 def cm_pairs(cols: dict[str, np.ndarray]) -> dict[tuple[int, int], tuple[int, int, int, int]]:
@@ -114,9 +149,9 @@ def opclasses(op: np.ndarray) -> np.ndarray:
 
 
 def _reverse(key: int) -> int:
-    """The flow key with source and destination swapped (same QP field)."""
+    """The flow key with source and destination swapped (same QP field and tap)."""
     s, d, q = _split(key)
-    return (d << _SHIFT_SRC) | (s << _SHIFT_DST) | q
+    return _tap_bits(key) | (d << _SHIFT_SRC) | (s << _SHIFT_DST) | q
 
 
 def _find(keys: np.ndarray, key: int) -> int:
@@ -257,22 +292,25 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
     keys = _flow_keys(cols["ibwire.src"], cols["ibwire.dst"], cols["infiniband.bth.destqp"])
     psn = cols["infiniband.bth.psn"]
     is_req, is_resp = (cls & C_REQUEST) != 0, (cls & C_RESPONSE) != 0
+    taps = _taps(cols, keys, np.flatnonzero(is_req | is_resp))
+    if taps is not None:
+        keys |= taps[0] << _SHIFT_TAP
     req_keys, req_inv = unique_inverse(keys[is_req])
     resp_keys, resp_inv = unique_inverse(keys[is_resp])
     cm = cm_pairs(cols)
     partner: dict[int, int] = {}              # request flow -> response flow
     taken: set[int] = set()
-    by_pair: dict[tuple[int, int], list[int]] = {}
+    by_pair: dict[tuple[int, int, int], list[int]] = {}
     for j, k in enumerate(resp_keys.tolist()):
         s, d, _ = _split(k)
-        by_pair.setdefault((d, s), []).append(j)
-    reqs_by_pair: dict[tuple[int, int], list[int]] = {}
+        by_pair.setdefault((d, s, _tap_bits(k)), []).append(j)
+    reqs_by_pair: dict[tuple[int, int, int], list[int]] = {}
     for i, k in enumerate(req_keys.tolist()):
         s, d, qb = _split(k)
-        reqs_by_pair.setdefault((s, d), []).append(i)
+        reqs_by_pair.setdefault((s, d, _tap_bits(k)), []).append(i)
         peer = cm.get((d, qb))
         if peer is not None and peer[0] == s:
-            want = (int(d) << _SHIFT_SRC) | (int(s) << _SHIFT_DST) | peer[1]
+            want = _tap_bits(k) | (int(d) << _SHIFT_SRC) | (int(s) << _SHIFT_DST) | peer[1]
             j = int(np.searchsorted(resp_keys, want))
             if j < len(resp_keys) and resp_keys[j] == want and j not in taken:
                 partner[i], _ = j, taken.add(j)
@@ -324,24 +362,30 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
         if j is not None:
             resp_hc[j] = len(st)
         start = cm.get((s, qa), (0, 0))[2:] if qa >= 0 else ()
-        _append(st, s, d, qb, qa, start)
+        _append(st, s, d, qb, qa, start, _tap_of(taps, k))
     for j, k in enumerate(resp_keys.tolist()):
         if resp_hc[j] < 0:
             s, d, qa = _split(k)
             resp_hc[j] = len(st)
-            _append(st, d, s, -1, qa, ())
+            _append(st, d, s, -1, qa, (), _tap_of(taps, k))
     st.hc[is_req] = req_hc[req_inv]
     st.hc[is_resp] = resp_hc[resp_inv]
     _connections(st)
     return st
 
 
-def _append(st: Streams, s: int, d: int, qb: int, qa: int, start: tuple[int, ...]) -> None:
+def _tap_of(taps: tuple[np.ndarray, np.ndarray] | None, key: int) -> int:
+    return -1 if taps is None else int(taps[1][key >> _SHIFT_TAP])
+
+
+def _append(st: Streams, s: int, d: int, qb: int, qa: int, start: tuple[int, ...],
+            tap: int) -> None:
     st.req_src.append(s)
     st.req_dst.append(d)
     st.resp_qp.append(qb)
     st.req_qp.append(qa)
     st.start_psn.append(start)
+    st.tap.append(tap)
 
 
 def _connections(st: Streams) -> None:
@@ -350,5 +394,5 @@ def _connections(st: Streams) -> None:
     for h in range(len(st)):
         a = (st.req_src[h], st.req_qp[h])
         b = (st.req_dst[h], st.resp_qp[h])
-        key = (min(a, b), max(a, b)) if -1 not in (a[1], b[1]) else ("hc", h)
+        key = (st.tap[h], min(a, b), max(a, b)) if -1 not in (a[1], b[1]) else ("hc", h)
         st.connection.append(ids.setdefault(key, len(ids)))

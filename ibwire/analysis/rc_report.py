@@ -47,8 +47,10 @@ def connection(res: RcResult, h: int) -> dict[str, Any]:
     ts = res.cols["frame.time_ns"][st.hc == h]
     span = int(ts.max() - ts.min()) if len(ts) > 1 else 0
     good = k["bytes"] - k["retransmitted_bytes"]
+    # Only in a capture merged from several taps (rc_pair: each tap's view apart).
+    tap = {"capture_interface": st.tap[h]} if st.tap[h] >= 0 else {}
     return {
-        "connection": st.connection[h], "half_connection": h,
+        "connection": st.connection[h], "half_connection": h, **tap,
         "transport": _transport(res, h),
         "requester": {"endpoint": str(names[st.req_src[h]]), "qp": _qp(st.req_qp[h])},
         "responder": {"endpoint": str(names[st.req_dst[h]]), "qp": _qp(st.resp_qp[h])},

@@ -16,7 +16,8 @@ from ibwire.cli.output import Output, error, failed
 TABLE = (
     # (heading, width, value from a connection entry)
     ("conn", 4, lambda c: c["connection"]),
-    ("requester -> responder", 44, lambda c: f"{_ep(c['requester'])} -> {_ep(c['responder'])}"),
+    ("requester -> responder", 44, lambda c: f"{_tap(c)}{_ep(c['requester'])} -> "
+     f"{_ep(c['responder'])}"),
     ("tp", 3, lambda c: c["transport"]),
     ("pkts", 7, lambda c: c["packets"]),
     ("msgs", 6, lambda c: c["messages"]),
@@ -32,6 +33,11 @@ TABLE = (
     ("t/o", 4, lambda c: c["timeouts"]),
     ("rtt p50/p99 us", 16, lambda c: _rtt(c["ack_rtt_us"])),
 )
+
+
+def _tap(c: dict[str, Any]) -> str:
+    t = c.get("capture_interface")
+    return "" if t is None else f"[if {t}] "
 
 
 def _ep(side: dict[str, Any]) -> str:

@@ -85,7 +85,12 @@ def _analyse_one(cols: dict[str, np.ndarray], point: int, out: dict[str, Any]) -
 def _key(c: dict[str, Any]) -> tuple:
     r, s = c["requester"], c["responder"]
     return (c["capture_point"], c["_first"], r["endpoint"], r["qp"] or "", s["endpoint"],
-            s["qp"] or "", c["transport"], c["packets"])
+            s["qp"] or "", c["transport"], c["packets"], _tap(c))
+
+
+def _tap(c: dict[str, Any]) -> int:
+    """The pcapng interface of a merged capture's connection (rc_pair), else -1."""
+    return c.get("capture_interface", -1)
 
 
 def _request_psns(res: Any, conns: list[dict[str, Any]], point: int) -> dict[tuple, Any]:
@@ -95,7 +100,7 @@ def _request_psns(res: Any, conns: list[dict[str, Any]], point: int) -> dict[tup
     for h, c in enumerate(conns):
         rows = (st.hc == h) & (cols["ibwire.src"] == st.req_src[h]) & \
             (cols["ibwire.dst"] == st.req_dst[h])
-        out[(point,) + _key(c)[2:7]] = np.unique(cols["infiniband.bth.psn"][rows])
+        out[(point,) + _key(c)[2:7] + (_tap(c),)] = np.unique(cols["infiniband.bth.psn"][rows])
     return out
 
 
@@ -116,7 +121,7 @@ def gather(parts: list[dict[str, Any]], points: list[str]) -> dict[str, Any]:
         r, s = c["requester"], c["responder"]
         pair: tuple = ("hc", h)
         if r["qp"] is not None and s["qp"] is not None:
-            pair = (c["capture_point"],) + tuple(sorted([(r["endpoint"], r["qp"]),
+            pair = (c["capture_point"], _tap(c)) + tuple(sorted([(r["endpoint"], r["qp"]),
                                                          (s["endpoint"], s["qp"])]))
         c["connection"] = number.setdefault(pair, len(number))
         c["half_connection"] = h
@@ -144,12 +149,13 @@ def _engine_order(c: dict[str, Any], firsts: dict[tuple[int, str], int]) -> tupl
     """The RC engine's order of half-connections (`rc_pair.pair_streams`), so that one
     capture gives `ibwire rc`'s numbering: request flows by (requester, responder,
     responder QP), then flows of responses alone by (responder, requester, QP);
-    endpoints in order of first appearance."""
+    endpoints in order of first appearance; in a capture merged from several taps,
+    each capture interface's flows together."""
     point, r, s = c["capture_point"], c["requester"], c["responder"]
     rank_r, rank_s = firsts[(point, r["endpoint"])], firsts[(point, s["endpoint"])]
     if s["qp"] is None:
-        return (point, 1, rank_s, rank_r, int(r["qp"] or "-1", 16))
-    return (point, 0, rank_r, rank_s, int(s["qp"], 16))
+        return (point, 1, _tap(c), rank_s, rank_r, int(r["qp"] or "-1", 16))
+    return (point, 0, _tap(c), rank_r, rank_s, int(s["qp"], 16))
 
 
 def compare(psns: dict[tuple, Any], points: list[str]) -> list[dict[str, Any]]:
