@@ -203,3 +203,44 @@ def test_a_run_packet_past_its_next_psn_sent_long_before_is_no_late_copy(tmp_pat
     assert "retransmission" in _flags_of(res, 504)
     assert int(res.episode[503]) == int(res.episode[482]) == int(res.episode[509])
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_hole_fill_and_its_quick_copy_are_both_flagged(tmp_path):
+    """Wider draw 92206: NAK 132 names ..482; the first copy of ..482 at the tap (137)
+    fills the hole, and a second (138) follows 150 ns later. The truth: 137 is the
+    original, delayed past the NAK, and 138 the resend. Had the network copied the
+    resend instead, the tap would see the same. Both are flagged, counted as before
+    (one resend, one copy); this draw went from 33 differences to 3."""
+    path, truth = generate(tmp_path, "rc_clean", 92206, loss=0.0, loss_before_tap=0.0,
+                           rnr=0.0, corrupt=0.02, encap="roce1", connections=3,
+                           ack_every=2, credits="count", pmtu=1024, tx_depth=16,
+                           rnr_timer=12, cm=True, messages=20, reorder=0.03, duplicate=0.0,
+                           sizes=(4096, 9000, 20000),
+                           ops={"write_imm": 1, "send_imm": 1, "send": 1})
+    res, diff = compare(path, truth)
+    assert 137 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert 138 in truth_sets(truth)["retransmission"]
+    assert _flags_of(res, 137) == ["retransmission", "go_back_n", "ambiguous"]
+    assert _flags_of(res, 138) == ["duplicate", "network_duplicate", "ambiguous"]
+    left = check_exact(truth, res, diff)
+    assert not {"retransmission: extra 137", "retransmission: missing 138"} & set(left)
+    assert len(left) <= 3
+
+
+def test_a_nak_restart_a_run_may_have_sent_proves_nothing(tmp_path):
+    """Wider draw 59528: run 401-406 skips ..324 at the tap; NAK 408 names it (and is
+    lost after the tap); 415, a copy of ..324, is the run's resend, delayed. Taken
+    for a restart for 408 it used to prove the requester had everything before ..324
+    acknowledged, so the timeout resends of ..322/..323 (520, 521) were called stale
+    originals. A restart at a PSN an earlier run skipped proves nothing."""
+    path, truth = generate(tmp_path, "rc_clean", 59528, loss=0.02, loss_before_tap=0.0,
+                           rnr=0.0, corrupt=0.02, encap="roce1", connections=2,
+                           ack_every=2, credits="count", pmtu=1024, tx_depth=8, rnr_timer=1,
+                           cm=False, messages=20, reorder=0.01, duplicate=0.01,
+                           sizes=(4096, 9000, 20000),
+                           ops={"write_imm": 1, "send_imm": 1, "send": 1})
+    res, diff = compare(path, truth)
+    assert 408 in {e["frame"] for e in truth["events"] if e["kind"] == "loss"}
+    assert "retransmission" in _flags_of(res, 520)
+    assert "retransmission" in _flags_of(res, 521)
+    assert check_exact(truth, res, diff) == []

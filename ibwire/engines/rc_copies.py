@@ -171,8 +171,8 @@ def stale_original(first_tx, prev_tx, flags, counts, gaps, i, h, u):
                 break
 
 
-def network_copy(prev_tx, flags, ref, counts, copy_row, copy_next, copy_cause, back2back, i, h, u,
-                 consume, b2b, held):
+def network_copy(first_tx, prev_tx, flags, ref, counts, copy_row, copy_next, copy_cause, back2back,
+                 i, h, u, consume, b2b, held):
     """A network duplicate, held back for the next request to decide."""
     # The network duplicated it (unless the next request continues it).
     flags[i] |= F_COPY
@@ -182,10 +182,16 @@ def network_copy(prev_tx, flags, ref, counts, copy_row, copy_next, copy_cause, b
     copy_next[h] = u + consume
     copy_cause[h] = held
     back2back[h] = b2b
-    if held or (b2b and flags[prev_tx[i]] & F_AMBIGUOUS):
+    # Right after the first copy at the tap, taken for the resend that fills its
+    # hole: that first copy may as well be the original, delayed past the NAK,
+    # and this one the resend. The tap cannot tell the two orders apart.
+    fill = flags[prev_tx[i]] & F_RETX and prev_tx[i] == first_tx[i]
+    if held or (b2b and (flags[prev_tx[i]] & F_AMBIGUOUS or fill)):
         # (Right after a copy taken for a resend with doubt: the two are
         # that resend and a late copy, in either order.)
         flags[i] |= F_AMBIGUOUS
+        if fill:
+            flags[prev_tx[i]] |= F_AMBIGUOUS
 
 
 def held_original(flags, counts, late_row, late_next, late_cause, i, h, u, consume):

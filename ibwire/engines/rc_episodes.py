@@ -132,8 +132,8 @@ def resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u,
 
 
 def episode_start(flags, trig, reason, counts, high, trig_u, trig_row, trig_kind, rnr_u, ep_active,
-                  ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, known, rnr_late, i,
-                  h, u, seen, cause, rnr_early, in_gap, run, below, n_ep):
+                  ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, known, known_next,
+                  rnr_late, i, h, u, seen, cause, rnr_early, in_gap, run, below, n_ep):
     """A resend that starts a go-back-N episode: its cause and reason."""
     if ep_active[h] and ep_next[h] < ep_end[h] and u < ep_next[h]:
         # The run in progress is cut short: the PSNs it had still to resend either
@@ -180,8 +180,17 @@ def episode_start(flags, trig, reason, counts, high, trig_u, trig_row, trig_kind
         counts[h, K_GBN] += 1
     if k & (T_NAK | T_RNR) and u == trig_u[h] and u > known[h]:
         # A restart at the PSN a NAK or RNR NAK named: the requester
-        # got it, with its implicit ACK of every PSN before.
-        known[h] = u
+        # got it, with its implicit ACK of every PSN before. (If an earlier
+        # run skipped this PSN, it may be that run's resend, late, and the NAK
+        # lost after the tap: shown only when the next request continues it.)
+        shown = True
+        for g in range(GAP_RING):
+            if rgaps[h, g, 0] <= u < rgaps[h, g, 1]:
+                shown = False
+        if shown:
+            known[h] = u
+        else:
+            known_next[h] = u
     if reason[i] == REASON_TIMEOUT:
         retrying[h] = True
     if not flags[i] & F_AMBIGUOUS:
@@ -271,3 +280,12 @@ def run_step(prev_tx, flags, episode, counts, nak_u, rnr_u, rnr_doubt, ep_last, 
     episode[i] = ep_cur[h]
     ep_last[h] = u
     ep_next[h] = u + consume
+
+
+def restart_shown(known, known_next, ep_active, ep_next, h, u, d):
+    """A restart at a PSN an earlier run skipped, continued by this request in order:
+    the requester did restart for that NAK (see episode_start)."""
+    if known_next[h] >= 0:
+        if d < 0 and ep_active[h] and u == ep_next[h] and known_next[h] > known[h]:
+            known[h] = known_next[h]
+        known_next[h] = -1

@@ -55,14 +55,14 @@ from ibwire.engines.rc_copies import (
     classify, held_original, late_original, late_resend, network_copy, skipped_resend,
     stale_original,
 )
-from ibwire.engines.rc_episodes import episode_start, resent, run_jump, run_step
+from ibwire.engines.rc_episodes import episode_start, restart_shown, resent, run_jump, run_step
 from ibwire.engines.rc_pending import copy_decided, jump_decided, late_decided, late_resend_decided
 from ibwire.engines.rc_requests import new_request, rnr_wait_over, uc_request
 from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "d1c35289220e"
+RC_HELPERS_DIGEST = "065a6de48c66"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -106,6 +106,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     late_next = np.zeros(n_hc, dtype=np.int64)
     late_cause = np.zeros(n_hc, dtype=np.bool_)    # ... held back while a cause was pending
     known = np.zeros(n_hc, dtype=np.int64)     # the requester has shown it acts on NAK p
+    known_next = np.full(n_hc, -1, dtype=np.int64)  # ... if the next request continues it
     rnr_row = np.full(n_hc, -1, dtype=np.int64)
     rnr_doubt = np.zeros(n_hc, dtype=np.bool_)     # its retry may have been lost before the tap
     rd_row = np.full(n_hc, -1, dtype=np.int64)     # last READ response / atomic ACK in order
@@ -182,6 +183,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             last_req[h] = i
             rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt,
                           late_row, ep_active, ep_last, i, h, u, seen, prev_req)
+            restart_shown(known, known_next, ep_active, ep_next, h, u, d)
             # Rows the previous request left pending, decided now.
             n_ep = late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high,
                                 trig_u, trig_row, trig_kind, rnr_u, ep_active, ep_last, ep_end,
@@ -221,8 +223,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 elif stale:
                     stale_original(first_tx, prev_tx, flags, counts, gaps, i, h, u)
                 elif copy or (held and seen):
-                    network_copy(prev_tx, flags, ref, counts, copy_row, copy_next, copy_cause,
-                                 back2back, i, h, u, consume, b2b, held)
+                    network_copy(first_tx, prev_tx, flags, ref, counts, copy_row, copy_next,
+                                 copy_cause, back2back, i, h, u, consume, b2b, held)
                 elif held:
                     held_original(flags, counts, late_row, late_next, late_cause, i, h, u, consume)
                 elif seen or cause or ep_active[h] or not in_gap:
@@ -231,8 +233,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     if not ep_active[h] or u <= ep_last[h]:
                         n_ep = episode_start(flags, trig, reason, counts, high, trig_u, trig_row,
                                              trig_kind, rnr_u, ep_active, ep_end, ep_cur, ep_next,
-                                             retrying, nak_new, rgaps, rgap_at, known, rnr_late, i,
-                                             h, u, seen, cause, rnr_early, in_gap, run, below, n_ep)
+                                             retrying, nak_new, rgaps, rgap_at, known, known_next,
+                                             rnr_late, i, h, u, seen, cause, rnr_early, in_gap,
+                                             run, below, n_ep)
                     elif u > ep_next[h]:
                         run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps,
                                  rgap_at, jmp, ep_amb, i, h, u, seen, in_gap)
