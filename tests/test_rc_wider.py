@@ -244,3 +244,20 @@ def test_a_nak_restart_a_run_may_have_sent_proves_nothing(tmp_path):
     assert "retransmission" in _flags_of(res, 520)
     assert "retransmission" in _flags_of(res, 521)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_jump_right_after_an_unsure_run_start_stays_unsure(tmp_path):
+    """Wider draw 89681: 49, a late copy of ..993, is taken for a run start with doubt;
+    51, a late copy of ..000, jumps past the PSN after it. A jump settles nothing (an
+    in-order continuation would have): 51 is that run's resend or a late copy like 49,
+    so it is flagged as well (it used to be a sure resend)."""
+    path, truth = generate(tmp_path, "rc_clean", 89681, loss=0.05, loss_before_tap=0.0,
+                           rnr=0.0, corrupt=0.0, encap="roce2", connections=1, ack_every=4,
+                           credits="unlimited", pmtu=256, tx_depth=8, rnr_timer=1, cm=True,
+                           messages=20, reorder=0.01, duplicate=0.0, sizes=(1, 2, 8),
+                           ops={"send": 2, "write": 2, "read": 2})
+    res, diff = compare(path, truth)
+    late = {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert {49, 51} <= late
+    assert "ambiguous" in _flags_of(res, 49) and "ambiguous" in _flags_of(res, 51)
+    assert check_exact(truth, res, diff) == []

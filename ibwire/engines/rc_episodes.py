@@ -266,7 +266,9 @@ def run_step(prev_tx, flags, episode, counts, nak_u, rnr_u, rnr_doubt, ep_last, 
         flags[i] |= F_AMBIGUOUS     # continues a run that may not be one
     elif ep_amb[h] and u != ep_next[h]:
         # A jump past the PSN after it: no in-order run settles it (this
-        # may continue an earlier run), so the start stays flagged.
+        # may continue an earlier run), so the start stays flagged, and so
+        # does this copy (the run's, or a late copy like its start).
+        flags[i] |= F_AMBIGUOUS
         ep_amb[h] = False
     elif ep_amb[h]:
         # Continued in order: the network does not make runs (and this
