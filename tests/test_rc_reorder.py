@@ -255,3 +255,16 @@ def test_two_copies_taken_for_one_runs_late_resend_are_both_flagged(tmp_path):
     assert {"retransmission", "ambiguous"} <= set(_flags_of(res, 168))
     assert int(res.episode[166]) == int(res.episode[167])
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_late_copy_amid_a_run_that_an_earlier_run_skipped_stays_a_resend(tmp_path):
+    """rc_reorder 2111: run 0 resends ..726, ..727, then ..729 (37): it skipped ..728.
+    Amid run 1, 62 (..728) jumps past its next PSN and 63 resumes there: 62 is a late
+    copy. It used to be called the original, delayed; but run 0 skipped ..728, so it
+    may as well be run 0's resend, delayed (the truth): a resend in run 0, flagged."""
+    path, truth = generate(tmp_path, "rc_reorder", 2111)
+    res, diff = compare(path, truth)
+    assert 62 in truth_sets(truth)["retransmission"]
+    assert _flags_of(res, 62) == ["retransmission", "responder_out_of_sequence", "ambiguous"]
+    assert int(res.episode[61]) == int(res.episode[36]) != int(res.episode[62])
+    assert check_exact(truth, res, diff) == []

@@ -62,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "898fcb528863"
+RC_HELPERS_DIGEST = "b4969cbcaf18"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -190,7 +190,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 ep_cur, ep_next, retrying, nak_new, gaps, rgaps, rgap_at, late_row,
                                 late_next, late_cause, soon, soon_rows, ep_amb, ep_row, delays, i,
                                 h, u, d, n_ep)
-            jump_decided(paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
+            jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
                          trig_kind, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps,
                          rgap_at, jmp, delays, i, h, u, d, seen)
             n_ep = late_resend_decided(upsn, paylen, flags, episode, reason, counts, high,

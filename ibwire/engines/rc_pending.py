@@ -72,9 +72,9 @@ def late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high, t
     return n_ep
 
 
-def jump_decided(paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u, trig_kind,
-                 nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps, rgap_at, jmp, delays, i,
-                 h, u, d, seen):
+def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
+                 trig_kind, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps, rgap_at, jmp,
+                 delays, i, h, u, d, seen):
     """A run packet past the run's next PSN: a late copy if the run resumes there now."""
     r = jmp[h, 0]
     if r >= 0:
@@ -93,14 +93,25 @@ def jump_decided(paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, tri
                 fresh and (not 0 <= trig_u[h] <= u or not cause_named):
             # The run resumes at its next PSN, with no cause naming that PSN and
             # too soon for a timer: it never jumped. The packet past it was a late
-            # copy that arrived amid the run (a run goes in PSN order).
-            flags[r] = (flags[r] & ~(F_RETX | F_GAP | F_AMBIGUOUS)) | F_LATE
-            counts[h, K_RETX] -= 1
-            counts[h, K_RETX_BYTES] -= paylen[r]
+            # copy that arrived amid the run (a run goes in PSN order): of an
+            # earlier run's resend, if that run skipped its PSN (it stays a resend,
+            # in that run's episode), else of the original.
+            late_of = -1
+            for g in range(GAP_RING):
+                if g != jmp[h, 3] and rgaps[h, g, 0] <= upsn[r] < rgaps[h, g, 1] and \
+                        rgaps[h, g, 2] != ep_cur[h]:
+                    late_of = rgaps[h, g, 2]
             counts[h, K_LOST_BEFORE] -= gap[r] + jmp[h, 4]
-            counts[h, K_LATE] += 1
             gap[r] = 0
-            episode[r] = -1
+            if late_of >= 0:
+                flags[r] = (flags[r] & ~F_GAP) | F_AMBIGUOUS
+                episode[r] = late_of
+            else:
+                flags[r] = (flags[r] & ~(F_RETX | F_GAP | F_AMBIGUOUS)) | F_LATE
+                counts[h, K_RETX] -= 1
+                counts[h, K_RETX_BYTES] -= paylen[r]
+                counts[h, K_LATE] += 1
+                episode[r] = -1
             if jmp[h, 3] >= 0 and (rgap_at[h] - 1) % GAP_RING == jmp[h, 3]:
                 rgaps[h, jmp[h, 3], :] = -1
                 rgap_at[h] -= 1
