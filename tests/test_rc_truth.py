@@ -253,3 +253,19 @@ def test_pinned_property_examples(tmp_path, seed, kw):
     path, truth = generate(tmp_path, "rc_loss", seed, messages=30, **kw)
     res, diff = compare(path, truth)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_run_through_the_refused_psn_before_the_rnr_timer_is_no_retry(tmp_path):
+    """Seed 7554: RNR NAK 287 refuses ..185 while the run from ..179 is in flight; 290,
+    that run's copy of ..185, passes 150 ns later. It was sent before the RNR NAK could
+    reach the requester, so it proves neither that the RNR NAK was lost nor that it
+    is the retry: the retry is 321, in the run after the 640 us wait. (290 used to
+    clear the RNR NAK, and 321 lost its rnr_retry mark.)"""
+    path, truth = generate(tmp_path, "rc_loss", 7554, messages=30, loss=0.06,
+                           loss_before_tap=0.0, rnr=0.05, corrupt=0.02, encap="roce2",
+                           bidirectional=True, capture_loss=0.0)
+    res, diff = compare(path, truth)
+    assert {e["frame"]: e["tap_retry_frame"] for e in truth["rnr_naks"]}[287] == 321
+    assert "rnr_retry" not in _flags_of(res, 290)
+    assert "rnr_retry" in _flags_of(res, 321)
+    assert check_exact(truth, res, diff) == []

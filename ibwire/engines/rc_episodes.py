@@ -115,11 +115,13 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
 def resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u, rnr_row, i, h, u,
            seen, cause, run, unsure):
     """A resend: flagged and counted (its episode comes next)."""
-    if u == rnr_u[h] and \
+    if u == rnr_u[h] and not run and \
             ts[i] - ts[rnr_row[h]] < _rnr_wait_ns(syn[rnr_row[h]]):
         # Sooner than the RNR NAK's timer allows (IBA: wait at least
         # that long): the RNR NAK never reached the requester (lost
-        # after the tap); this resend answers another cause.
+        # after the tap); this resend answers another cause. (Not a run
+        # continuing through the refused PSN: it was sent before the RNR
+        # NAK could reach the requester, and the retry comes after the wait.)
         rnr_u[h] = -1
         trig_kind[h] &= ~T_RNR
     flags[i] |= F_RETX
@@ -229,10 +231,13 @@ def run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps, rgap_at
     rgap_at[h] += 1
 
 
-def run_step(prev_tx, flags, episode, counts, nak_u, rnr_u, rnr_doubt, ep_last, ep_cur, ep_next,
-             soon, soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, consume, seen, b2b):
+def run_step(syn, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, rnr_row, rnr_doubt, ep_last,
+             ep_cur, ep_next, soon, soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, consume,
+             seen, b2b):
     """Any resend: an RNR retry, a copy lost after the tap, the doubt on the run's start."""
-    refused = u == rnr_u[h]      # an RNR NAK refused it: not lost
+    # An RNR NAK refused it: not lost; its retry once the timer ran out (a run
+    # passing the refused PSN before then was sent before the RNR NAK arrived).
+    refused = u == rnr_u[h] and ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]])
     if refused:
         flags[i] |= F_RNR_RETRY
         rnr_u[h] = -1
