@@ -265,3 +265,22 @@ def test_a_jump_right_after_an_unsure_run_start_stays_unsure(tmp_path):
     assert {49, 51} <= late
     assert "ambiguous" in _flags_of(res, 49) and "ambiguous" in _flags_of(res, 51)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_copy_soon_after_a_runs_resend_is_no_timeout_restart(tmp_path):
+    """Wider draw 16462: run 77-79 resends ..914-..916 for NAK 75; 80, a network copy
+    of 78 (..915), follows 350 ns after it. No ACK round trip is measured on this
+    stream (every ACK covers a resent PSN), and 80 came long after the first copy of
+    ..915, so it used to look like a timeout restart. A timeout runs from a packet's
+    latest transmission: 80 is quick, a copy (here flagged: the next request takes it
+    on as a run)."""
+    path, truth = generate(tmp_path, "rc_clean", 16462, loss=0.05, loss_before_tap=0.0,
+                           rnr=0.04, corrupt=0.02, encap="roce1", connections=2,
+                           ack_every=2, credits="unlimited", pmtu=1024, tx_depth=16,
+                           rnr_timer=12, cm=True, messages=20, reorder=0.01, duplicate=0.01,
+                           sizes=(0, 64, 200, 256, 700, 1024, 1500),
+                           ops={"write_imm": 1, "send_imm": 1, "send": 1})
+    res, diff = compare(path, truth)
+    assert 80 in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
+    assert "ambiguous" in _flags_of(res, 80)
+    assert check_exact(truth, res, diff) == []

@@ -80,7 +80,14 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
     # network's as well as that restart (its first packets lost before the
     # tap): taken for the restart, flagged, and the cause stays pending.
     below = cause and trig_u[h] < u and quick
-    copy = quick and not cause and not run
+    # With no cause seen, only a timeout can restart: it runs from a packet's
+    # latest transmission, so none comes sooner than that after the previous copy.
+    # (Not where an implied NAK the tap cannot see may have acted, `hidden`, nor
+    # for any READ or atomic request: a response lost after the tap is one, at
+    # any time.)
+    since_prev = seen and not hidden and not c & (C_READ_REQ | C_ATOMIC_REQ) and \
+        ts[i] - ts[prev_tx[i]] < MIN_ACK_TIMEOUT_NS
+    copy = (quick or since_prev) and not cause and not run
     # A quick copy, or a hole fill, past the PSN a pending cause names, not
     # in a run: the restart for that cause with its first packets missing
     # at the tap, or a late or duplicated copy. Held back as the copy; the
