@@ -215,3 +215,21 @@ def test_ctrl_c_in_the_bulk_path_reports_what_was_read(monkeypatch, argv, genera
     rc, out, err = run_cli(*argv, str(generated[0]))
     assert rc == 130 and err == ""
     assert "frames:200 " in out
+
+
+def test_damage_with_no_record_after_it_is_still_reported(tmp_path):
+    """A pcapng whose only block, the SHB, ends with a different length than it starts
+    with: the fast reader hands over to the resynchronising one, which steps over the
+    28 bytes and finds no record after them. The handover used to deliver nothing, so
+    `stats` printed 0 packets with no warning; it now reports the skipped region and
+    exits 1, as the per-packet reader does (found by the hostile-input suite without
+    the shared captures)."""
+    shb = bytes.fromhex("0a0d0d0a1c0000004d3c2b1a01000000ffffffffffffffff3d000000")
+    path = tmp_path / "bad_shb.pcapng"
+    path.write_bytes(shb + bytes.fromhex("0100000020000000c5000000000000000900010009"
+                                         "0000000000000020000000"))
+    code, out, err = run_cli("stats", path)
+    assert code == 1
+    assert "skipped 28 damaged bytes at byte offset 0 (before record 0): Section Header " \
+        "Block: block length mismatch: 28 at the start, 61 at the end" in err
+    assert "1 damaged region(s) (28 bytes) skipped" in err

@@ -312,7 +312,9 @@ def _reader_batches(path: str, skip: int, chunk: int) -> Iterator[Batch]:
         if rows:
             yield _pack(parts, rows, first)
         raise
-    if rows:
+    if rows or first == skip:
+        # (An empty batch too, when nothing followed the damage: the handover itself,
+        # base -1, tells the consumer that the streaming reader took over.)
         yield _pack(parts, rows, first)
 
 
