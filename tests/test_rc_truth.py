@@ -247,6 +247,11 @@ def test_a_copy_past_the_refused_psn_before_the_rnr_timer_is_not_its_retry(tmp_p
     # does not spend the RNR cause as if that retry had been lost.
     (199, dict(loss=0.0, loss_before_tap=0.0, rnr=0.05, corrupt=0.0, encap="roce1",
                bidirectional=True, capture_loss=0.02, psn_start=16776960)),
+    # The RNR retry of ..47 was lost before the tap; 67 ms later a timeout resends ..47
+    # (155), then ..49 (156: ..48 lost before the tap too). No ACK passed ..47, so no
+    # restart could begin at ..49: 155 starts the timeout run, it is no late RNR retry.
+    (675, dict(loss=0.06, loss_before_tap=1.0, rnr=0.05, corrupt=0.02, encap="roce1",
+               bidirectional=False, capture_loss=0.0, psn_start=16777202)),
 ])
 def test_pinned_property_examples(tmp_path, seed, kw):
     """Examples the random scenarios once found during the reordering work (#13)."""

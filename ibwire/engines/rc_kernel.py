@@ -62,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "829a3af990f6"
+RC_HELPERS_DIGEST = "2cdcf1e99c30"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -193,9 +193,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
                          trig_kind, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps,
                          rgap_at, jmp, delays, i, h, u, d, seen)
-            n_ep = late_resend_decided(upsn, paylen, flags, episode, reason, counts, high,
-                                       ep_active, ep_last, ep_end, ep_cur, ep_next, retrying,
-                                       lr_row, lr_next, lr_lost, ep_amb, h, u, d, seen, n_ep)
+            n_ep = late_resend_decided(upsn, paylen, ts, flags, episode, reason, counts, high,
+                                       acked, ep_active, ep_last, ep_end, ep_cur, ep_next,
+                                       retrying, rgaps, lr_row, lr_next, lr_lost, ep_amb, i, h,
+                                       u, d, seen, n_ep)
             n_ep = copy_decided(upsn, paylen, first_tx, ts, flags, ref, episode, trig, reason,
                                 counts, high, acked, trig_u, trig_row, trig_kind, rnr_u, ep_active,
                                 ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at,

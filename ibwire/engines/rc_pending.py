@@ -120,14 +120,21 @@ def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, count
             delays[h] = True
 
 
-def late_resend_decided(upsn, paylen, flags, episode, reason, counts, high, ep_active, ep_last,
-                        ep_end, ep_cur, ep_next, retrying, lr_row, lr_next, lr_lost, ep_amb, h, u,
-                        d, seen, n_ep):
+def late_resend_decided(upsn, paylen, ts, flags, episode, reason, counts, high, acked, ep_active,
+                        ep_last, ep_end, ep_cur, ep_next, retrying, rgaps, lr_row, lr_next,
+                        lr_lost, ep_amb, i, h, u, d, seen, n_ep):
     """A late resend left pending: a timeout run's start if this one resends the next PSN."""
     r = lr_row[h]
     if r >= 0:
         lr_row[h] = -1
-        if seen and d < 0 and upsn[r] < u <= lr_next[h]:
+        # (Promptly a later PSN, those between lost before the tap, counts too when
+        # no restart could begin there, no ACK having passed the late resend, and
+        # no earlier run skipped it: else it may be that run's resend, late too.)
+        past = u > lr_next[h] and acked[h] <= upsn[r] and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS
+        for g in range(GAP_RING):
+            if rgaps[h, g, 0] <= u < rgaps[h, g, 1]:
+                past = False
+        if seen and d < 0 and (upsn[r] < u <= lr_next[h] or past):
             # The next request resends the PSN after it (or one inside its READ,
             # restarted part-way): the requester's timer restarted there (a run
             # goes on in order), not an old run's resend.
