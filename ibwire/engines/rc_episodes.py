@@ -28,7 +28,7 @@ from ibwire.analysis.rc_rules import (
     REASON_IMPLIED, REASON_NAK_SEQ, REASON_RNR, REASON_TIMEOUT,
 )
 
-from ibwire.engines.rc_shared import T_IMPLIED, T_NAK, T_RNR, _rnr_wait_ns
+from ibwire.engines.rc_shared import T_IMPLIED, T_NAK, T_RNR, _rnr_wait_ns, _skipping_run
 
 
 @njit(cache=True)
@@ -185,11 +185,7 @@ def episode_start(flags, trig, reason, counts, high, trig_u, trig_row, trig_kind
         # got it, with its implicit ACK of every PSN before. (If an earlier
         # run skipped this PSN, it may be that run's resend, late, and the NAK
         # lost after the tap: shown only when the next request continues it.)
-        shown = True
-        for g in range(GAP_RING):
-            if rgaps[h, g, 0] <= u < rgaps[h, g, 1]:
-                shown = False
-        if shown:
+        if _skipping_run(rgaps, h, u, -1, -1) < 0:
             known[h] = u
         else:
             known_next[h] = u

@@ -27,7 +27,7 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
-from ibwire.engines.rc_shared import T_IMPLIED, T_RNR
+from ibwire.engines.rc_shared import T_IMPLIED, T_RNR, _skipping_run
 
 
 def late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high, trig_u, trig_row,
@@ -96,11 +96,7 @@ def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, count
             # copy that arrived amid the run (a run goes in PSN order): of an
             # earlier run's resend, if that run skipped its PSN (it stays a resend,
             # in that run's episode), else of the original.
-            late_of = -1
-            for g in range(GAP_RING):
-                if g != jmp[h, 3] and rgaps[h, g, 0] <= upsn[r] < rgaps[h, g, 1] and \
-                        rgaps[h, g, 2] != ep_cur[h]:
-                    late_of = rgaps[h, g, 2]
+            late_of = _skipping_run(rgaps, h, upsn[r], jmp[h, 3], ep_cur[h])
             counts[h, K_LOST_BEFORE] -= gap[r] + jmp[h, 4]
             gap[r] = 0
             if late_of >= 0:
@@ -130,10 +126,8 @@ def late_resend_decided(upsn, paylen, ts, flags, episode, reason, counts, high, 
         # (Promptly a later PSN, those between lost before the tap, counts too when
         # no restart could begin there, no ACK having passed the late resend, and
         # no earlier run skipped it: else it may be that run's resend, late too.)
-        past = u > lr_next[h] and acked[h] <= upsn[r] and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS
-        for g in range(GAP_RING):
-            if rgaps[h, g, 0] <= u < rgaps[h, g, 1]:
-                past = False
+        past = u > lr_next[h] and acked[h] <= upsn[r] and \
+            ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and _skipping_run(rgaps, h, u, -1, -1) < 0
         if seen and d < 0 and (upsn[r] < u <= lr_next[h] or past):
             # The next request resends the PSN after it (or one inside its READ,
             # restarted part-way): the requester's timer restarted there (a run

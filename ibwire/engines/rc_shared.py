@@ -1,16 +1,16 @@
 """RC engine: what the kernel's rule modules share.
 
 The AETH syndrome's parts, the pending retry causes (bits of `trig_kind`), the ICRC
-status of a damaged packet, marking a row with a flag and counting it, and the
-least wait an RNR NAK asks for. (How the rule modules make up the kernel:
-`rc_build`.)
+status of a damaged packet, marking a row with a flag and counting it, the least
+wait an RNR NAK asks for, and which earlier resend run skipped a PSN. (How the rule
+modules make up the kernel: `rc_build`.)
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-from ibwire.analysis.rc_rules import RNR_TIMER_NS
+from ibwire.analysis.rc_rules import GAP_RING, RNR_TIMER_NS
 from ibwire.headers.extended import AETH
 
 # The AETH syndrome's parts, from the layout's overlays (type, then the 5-bit value:
@@ -34,3 +34,14 @@ def _rnr_wait_ns(syndrome):
     """The least wait an RNR NAK with this syndrome asks of the requester."""
     return RNR_TIMER_NS[(syndrome >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK]
 
+
+
+@njit(cache=True, inline="always")
+def _skipping_run(rgaps, h, u, slot, ep):
+    """The episode of the latest resend run recorded (`rgaps`) as having skipped PSN
+    u, leaving out ring slot `slot` and episode `ep` (-1: none left out); -1 if none."""
+    got = -1
+    for g in range(GAP_RING):
+        if g != slot and rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 2] != ep:
+            got = rgaps[h, g, 2]
+    return got

@@ -313,8 +313,9 @@ def _reader_batches(path: str, skip: int, chunk: int) -> Iterator[Batch]:
             yield _pack(parts, rows, first)
         raise
     if rows or first == skip:
-        # (An empty batch too, when nothing followed the damage: the handover itself,
-        # base -1, tells the consumer that the streaming reader took over.)
+        # (An empty batch too, when no record followed the handover: the batch itself,
+        # base -1, tells the consumer that the streaming reader took over, e.g. after
+        # damage it stepped over.)
         yield _pack(parts, rows, first)
 
 
