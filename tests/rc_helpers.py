@@ -54,6 +54,33 @@ def check_exact(t: dict[str, Any], res: RcResult,
     return left
 
 
+def episode_diff(t: dict[str, Any], res: RcResult) -> list[str]:
+    """For each resend both the truth and the engine see (not flagged ambiguous): the
+    engine's episode has the truth's reason, and the same cause frame when the truth
+    names one. Returns the differences."""
+    fn = res.cols["frame.number"]
+    row_of = {int(f): r for r, f in enumerate(fn)}
+    amb = frames(res, R.F_AMBIGUOUS)
+    starts = {int(e): int(r) for r, e in reversed(list(enumerate(res.episode))) if e >= 0}
+    left = []
+    for e in t["retransmissions"]:
+        f = e["frame"]
+        if f is None or not e["tap_visible"] or f in amb or f not in row_of:
+            continue
+        r = row_of[f]
+        if not res.flags[r] & R.F_RETX or res.episode[r] < 0:
+            continue
+        start = starts[int(res.episode[r])]
+        why = R.REASON_NAMES[int(res.reason[start])]
+        t_row = int(res.trig[start])
+        cause = int(fn[t_row]) if t_row >= 0 else None
+        if why != e["reason"] or (e.get("trigger_frame") is not None and
+                                  e["reason"] != "timeout" and cause != e["trigger_frame"]):
+            left.append(f"resend {f}: {why} at {cause}, truth {e['reason']} at "
+                        f"{e.get('trigger_frame')}")
+    return left
+
+
 def compare(path: Path, t: dict[str, Any]) -> tuple[RcResult, dict[str, tuple[set[int], set[int]]]]:
     res = analyze(rc_columns(path))
     ours, truth = engine_sets(res), truth_sets(t)

@@ -115,6 +115,15 @@ def test_plot_qp_png_and_svg(tmp_path):
     assert rc == 1 and "no RC" in err
 
 
+def test_plot_output_with_an_image_ending(tmp_path):
+    """`-o x.png` writes x.png (not x.png.png); `-o x.svg` alone means SVG."""
+    for name, magic in (("a.png", b"\x89PNG"), ("b.svg", b"<?xml")):
+        rc, out, _ = run_cli("plot", LOSS, "--qp", "0x4032d2", "-o", tmp_path / name)
+        assert rc == 0 and out.split() == [str(tmp_path / name)]
+        assert (tmp_path / name).read_bytes().startswith(magic)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png", "b.svg"]
+
+
 def test_plot_other_kinds_fail_cleanly_when_missing(tmp_path):
     import importlib.util
     for what, module in (("--credits", "ibwire.plots.credits"),

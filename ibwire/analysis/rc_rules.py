@@ -150,6 +150,11 @@ GAP_RING = 8        # recent request PSN holes remembered per half-connection
 # 1..31; 0 means no timer). A requester's timer covers its oldest outstanding packet, so
 # a timeout resend of a PSN comes at least this long after the PSN's first transmission.
 MIN_ACK_TIMEOUT_NS = 4096 * 2
+# The longest a requester is taken to need to act on a NAK or an implied NAK it got: it
+# restarts as the cause arrives (hardware in microseconds, Linux rxe measured up to
+# ~0.3 ms). A restart later than this after the cause left the tap was a timeout: the
+# cause never arrived, or came while a retry covering it was under way (IBA 9.7.5.1.3).
+MAX_REACTION_NS = 1_000_000
 
 
 def psn_diff(a: int, b: int) -> int:

@@ -35,16 +35,21 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     what.add_argument("--credits", action="store_true", help="link-level credits over time")
     what.add_argument("--counters", action="store_true", help="counters over time")
     p.add_argument("-o", "--output", metavar="OUT",
-                   help="output path without extension (default: FILE's name + what)")
+                   help="output path; a .png or .svg ending is the format (else it is "
+                        "added; default: FILE's name + what)")
     p.add_argument("--format", dest="formats", choices=("png", "svg", "both"),
-                   default="png", help="image format (default png; both = PNG and SVG)")
+                   help="image format (default png, or OUT's ending; both = PNG and SVG)")
     return p
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    fmts = ("png", "svg") if args.formats == "both" else (args.formats,)
     what = "credits" if args.credits else "counters" if args.counters else f"qp{args.qp:#x}"
     base = args.output or str(Path(args.file).with_suffix("")) + f".{what}"
+    ending = Path(base).suffix.lower().lstrip(".")
+    if args.output and ending in ("png", "svg"):
+        base = str(Path(base).with_suffix(""))     # `-o p.png` writes p.png, not p.png.png
+    formats = args.formats or (ending if args.output and ending in ("png", "svg") else "png")
+    fmts = ("png", "svg") if formats == "both" else (formats,)
     if args.credits or args.counters:
         module, func = _EXTERNAL[what]
         try:

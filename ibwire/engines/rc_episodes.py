@@ -2,7 +2,10 @@
 
 - A resend (`resent`) is flagged and counted; unless it continues the run in
   progress, it starts an episode (`episode_start`) with the reason of the pending
-  cause (RNR NAK, sequence NAK, implied NAK) or a timeout, and settles that cause
+  cause it answers (`rc_shared._pick_cause`: the one naming its PSN; none naming a
+  later PSN, nor a NAK older than a requester's reaction or one a retry under way
+  made the requester ignore), an implied NAK the tap could not see (a READ response
+  lost after it, `_unseen_implied`), or a timeout, and settles that cause
   unless the start is ambiguous (a restart past the cause's PSN records the PSNs
   it skipped, for a late copy); a resend past the run's next PSN (`run_jump`)
   means the PSNs between were lost before the tap (remembered, for a late copy;
@@ -23,12 +26,54 @@ from __future__ import annotations  # noqa: I001 - the rule names below stay com
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    F_AMBIGUOUS, F_BAD_ICRC, F_EPISODE, F_GAP, F_LOST_AFTER, F_RETX, F_RNR_RETRY, GAP_RING,
-    K_GBN, K_LOST_AFTER, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, K_RNR_RETRIES, K_TIMEOUTS,
-    REASON_IMPLIED, REASON_NAK_SEQ, REASON_RNR, REASON_TIMEOUT,
+    C_ATOMIC_ACK, C_ATOMIC_REQ, C_READ_REQ, C_READ_RESP, C_REQUEST, C_RESPONSE, F_AMBIGUOUS,
+    F_BAD_ICRC, F_EPISODE, F_GAP, F_LOST_AFTER, F_RETX, F_RNR_RETRY, GAP_RING, K_GBN,
+    K_LOST_AFTER, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, K_RNR_RETRIES, K_TIMEOUTS,
+    MAX_REACTION_NS, READ_FIFO, REASON_IMPLIED, REASON_NAK_SEQ, REASON_RNR, REASON_TIMEOUT,
 )
 
-from ibwire.engines.rc_shared import T_IMPLIED, T_NAK, T_RNR, _rnr_wait_ns, _skipping_run
+from ibwire.engines.rc_shared import (
+    CRC_BAD, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _pick_cause, _rnr_wait_ns, _skipping_run,
+)
+
+_LOOK_BACK = 4096       # rows searched for the response a READ's restart missed
+
+
+@njit(cache=True)
+def _unseen_implied(hc, cls, upsn, icrc, ts, i, h, u):
+    """A READ or atomic request resent at PSN u, no cause seen: if the tap saw the
+    response at u pass (lost after it: the requester never got it, or it would not
+    restart there) since the last request at or below u, and then a response past u,
+    that one showed the requester the hole (an implied NAK, IBA 9.7.4.1.5): its row,
+    if the restart came within a requester's reaction after it; else -1 (a timeout)."""
+    after = -1
+    for r in range(i - 1, max(i - _LOOK_BACK, 0) - 1, -1):
+        if hc[r] != h:
+            continue
+        if cls[r] & C_REQUEST:
+            if upsn[r] <= u:
+                return -1
+            continue
+        if not cls[r] & C_RESPONSE or icrc[r] == CRC_BAD:
+            continue
+        if upsn[r] == u and cls[r] & (C_READ_RESP | C_ATOMIC_ACK):
+            if after >= 0 and ts[i] - ts[after] < MAX_REACTION_NS:
+                return after
+            return -1
+        if upsn[r] > u:
+            after = r
+    return -1
+
+
+@njit(cache=True)
+def _drop_answered(fifo, f_head, f_len, h, u):
+    """A restart at PSN u for a NAK or RNR NAK naming u: the requester had every
+    response below u (else it would restart at the first one missing, IBA 9.7.4.1.5),
+    so READs before u the tap saw incomplete were answered (the capture missed some
+    responses): they leave the FIFO."""
+    while f_len[h] > 0 and fifo[h, f_head[h], 2] <= u:
+        f_head[h] = (f_head[h] + 1) % READ_FIFO
+        f_len[h] -= 1
 
 
 @njit(cache=True)
@@ -77,30 +122,30 @@ def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_
 
 @njit(cache=True)
 def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur, ep_active,
-                   ep_end, ep_last, ep_next, high, upsn, trig_u, trig_row, trig_kind, nak_new,
-                   rnr_u, retrying, rgaps, rgap_at, sure):
+                   ep_end, ep_last, ep_next, high, upsn, ts, trig_u, trig_row, trig_kind, cz,
+                   nak_new, rnr_u, retrying, rgaps, rgap_at, sure):
     """Row r, a copy held back as possibly late or duplicated while a retry cause was
     pending for an earlier PSN, turns out to start that cause's resend run (the next
     request continues it in order): the run's first resends (the cause's PSN up to
     r's) did not reach the tap. Unless `sure`, the cause stays pending (the start may
     still be a late copy). Returns the next episode number. (Rare: a plain call.)"""
-    k = trig_kind[h]
-    if k == 0:
+    j = _pick_cause(cz, trig_kind[h], h, upsn[r], ts, r)
+    if j < 0:
         return _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
                                 ep_active, ep_end, ep_last, ep_next, retrying, high, upsn)
     counts[h, K_RETX] += 1
     counts[h, K_RETX_BYTES] += paylen[r]
-    if k & T_RNR:
+    if j == CZ_RNR:
         reason[r] = REASON_RNR
         counts[h, K_RNR_RETRIES] += 1
         rnr_u[h] = -1
-    elif k & T_NAK:
+    elif j == CZ_NAK:
         reason[r] = REASON_NAK_SEQ
     else:
         reason[r] = REASON_IMPLIED
     if reason[r] != REASON_RNR or nak_new[h]:
         counts[h, K_GBN] += 1
-    trig[r] = trig_row[h]
+    trig[r] = cz[h, j, 1]
     _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
     if not sure:
         return n_ep + 1
@@ -133,9 +178,10 @@ def resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u,
     counts[h, K_RETX_BYTES] += paylen[i]
 
 
-def episode_start(flags, trig, reason, counts, high, trig_u, trig_row, trig_kind, rnr_u, ep_active,
-                  ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, known, known_next,
-                  rnr_late, i, h, u, seen, cause, rnr_early, in_gap, run, below, n_ep):
+def episode_start(hc, cls, upsn, icrc, ts, flags, trig, reason, counts, high, trig_u, trig_row,
+                  trig_kind, cz, rnr_u, ep_active, ep_end, ep_cur, ep_next, retrying, nak_new,
+                  rgaps, rgap_at, known, known_next, rnr_late, fifo, f_head, f_len, i, h, c, u,
+                  seen, cause, rnr_early, in_gap, run, below, n_ep):
     """A resend that starts a go-back-N episode: its cause and reason."""
     if ep_active[h] and ep_next[h] < ep_end[h] and u < ep_next[h]:
         # The run in progress is cut short: the PSNs it had still to resend either
@@ -150,7 +196,17 @@ def episode_start(flags, trig, reason, counts, high, trig_u, trig_row, trig_kind
     k = trig_kind[h] if trig_u[h] >= 0 else 0
     if rnr_early:
         k &= ~T_RNR
-    trig[i] = trig_row[h]
+    # The cause this restart answers (none: a timeout, or an implied NAK the tap
+    # could not see).
+    cz_j = _pick_cause(cz, k, h, u, ts, i)
+    k = 0 if cz_j < 0 else (T_NAK if cz_j == CZ_NAK else (T_RNR if cz_j == CZ_RNR else T_IMPLIED))
+    trig[i] = cz[h, cz_j, 1] if cz_j >= 0 else -1
+    if k & (T_NAK | T_RNR) and cz[h, cz_j, 0] == u:
+        _drop_answered(fifo, f_head, f_len, h, u)
+    if cz_j < 0 and c & (C_READ_REQ | C_ATOMIC_REQ):
+        trig[i] = _unseen_implied(hc, cls, upsn, icrc, ts, i, h, u)
+        if trig[i] >= 0:
+            k = T_IMPLIED
     if (below and not run) or (cause and trig_u[h] < u and not seen
                                and in_gap):
         # The cause asks for a restart at its own PSN, which the
@@ -180,7 +236,7 @@ def episode_start(flags, trig, reason, counts, high, trig_u, trig_row, trig_kind
     # answers the first sequence NAK since forward progress.
     if reason[i] != REASON_RNR or nak_new[h]:
         counts[h, K_GBN] += 1
-    if k & (T_NAK | T_RNR) and u == trig_u[h] and u > known[h]:
+    if k & (T_NAK | T_RNR) and u == cz[h, cz_j, 0] and u > known[h]:
         # A restart at the PSN a NAK or RNR NAK named: the requester
         # got it, with its implicit ACK of every PSN before. (If an earlier
         # run skipped this PSN, it may be that run's resend, late, and the NAK
@@ -192,10 +248,11 @@ def episode_start(flags, trig, reason, counts, high, trig_u, trig_row, trig_kind
     if reason[i] == REASON_TIMEOUT:
         retrying[h] = True
     if not flags[i] & F_AMBIGUOUS:
-        if 0 <= trig_u[h] < u:
+        if 0 <= (cz[h, cz_j, 0] if cz_j >= 0 else trig_u[h]) < u:
             # The restart for the cause began at its PSN: the run
             # skipped the PSNs up to this one.
-            _skipped_by_run(h, trig_u[h], u, ep_cur[h], i, rgaps, rgap_at, 0)
+            _skipped_by_run(h, cz[h, cz_j, 0] if cz_j >= 0 else trig_u[h], u, ep_cur[h], i,
+                            rgaps, rgap_at, 0)
         nak_new[h] = False
         trig_u[h] = -1
         trig_kind[h] = 0

@@ -62,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "ad8f2bec6585"
+RC_HELPERS_DIGEST = "b0b65e2af62e"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -75,6 +75,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     trig_u = np.full(n_hc, -1, dtype=np.int64)
     trig_row = np.full(n_hc, -1, dtype=np.int64)
     trig_kind = np.zeros(n_hc, dtype=np.int64)
+    cz = np.full((n_hc, 3, 3), -1, dtype=np.int64)  # each pending cause: PSN, row, ignored (CZ_*)
     nak_u = np.full(n_hc, -1, dtype=np.int64)
     rnr_u = np.full(n_hc, -1, dtype=np.int64)
     ep_active = np.zeros(n_hc, dtype=np.bool_)
@@ -186,7 +187,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             restart_shown(known, known_next, ep_active, ep_next, h, u, d)
             # Rows the previous request left pending, decided now.
             n_ep = late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high,
-                                trig_u, trig_row, trig_kind, rnr_u, ep_active, ep_last, ep_end,
+                                trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end,
                                 ep_cur, ep_next, retrying, nak_new, gaps, rgaps, rgap_at, late_row,
                                 late_next, late_cause, soon, soon_rows, ep_amb, ep_row, delays, i,
                                 h, u, d, n_ep)
@@ -198,10 +199,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                        retrying, rgaps, lr_row, lr_next, lr_lost, ep_amb, i, h,
                                        u, d, seen, n_ep)
             n_ep = copy_decided(upsn, paylen, first_tx, ts, flags, ref, episode, trig, reason,
-                                counts, high, acked, trig_u, trig_row, trig_kind, rnr_u, ep_active,
-                                ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at,
-                                copy_row, copy_next, copy_cause, soon, soon_rows, ep_amb, ep_row,
-                                delays, back2back, i, h, u, d, seen, n_ep)
+                                counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u,
+                                ep_active, ep_last, ep_end, ep_cur, ep_next, retrying, nak_new,
+                                rgaps, rgap_at, copy_row, copy_next, copy_cause, soon, soon_rows,
+                                ep_amb, ep_row, delays, back2back, i, h, u, d, seen, n_ep)
             if d >= 0:
                 new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
                             ep_next, gaps, gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len,
@@ -232,11 +233,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u,
                            rnr_row, i, h, u, seen, cause, run, unsure)
                     if not ep_active[h] or u <= ep_last[h]:
-                        n_ep = episode_start(flags, trig, reason, counts, high, trig_u, trig_row,
-                                             trig_kind, rnr_u, ep_active, ep_end, ep_cur, ep_next,
-                                             retrying, nak_new, rgaps, rgap_at, known, known_next,
-                                             rnr_late, i, h, u, seen, cause, rnr_early, in_gap,
-                                             run, below, n_ep)
+                        n_ep = episode_start(hc, cls, upsn, icrc, ts, flags, trig, reason, counts,
+                                             high, trig_u, trig_row, trig_kind, cz, rnr_u,
+                                             ep_active, ep_end, ep_cur, ep_next, retrying, nak_new,
+                                             rgaps, rgap_at, known, known_next, rnr_late, fifo,
+                                             f_head, f_len, i, h, c, u, seen, cause, rnr_early,
+                                             in_gap, run, below, n_ep)
                     elif u > ep_next[h]:
                         run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps,
                                  rgap_at, jmp, ep_amb, i, h, u, seen, in_gap)
@@ -280,7 +282,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             dropped(flags, counts, epsn, i, h, c, u, s, kind)
             continue
         if c & C_READ_RESP or c & C_ATOMIC_ACK:
-            read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind,
+            read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind, cz,
                           retrying, fifo, f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt,
                           ep_row, i, h, u)
         if (kind == SYN_ACK or c & C_READ_RESP) and u >= pos_acked[h]:
@@ -291,12 +293,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             pos_acked[h] = u + 1
         if kind == SYN_ACK:
             ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row,
-                trig_kind, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, ep_row,
-                i, h, c, u, s)
+                trig_kind, cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u,
+                ep_row, i, h, c, u, s)
         elif kind == SYN_RNR or kind == SYN_NAK:
-            nak(flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, nak_u, rnr_u,
-                rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, i, h, u, s,
-                kind)
+            nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u,
+                rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, ep_row,
+                i, h, u, s, kind)
 
 
 rc_pass_py = py_twin(_pass)     # the loop and its rules, all run by the interpreter

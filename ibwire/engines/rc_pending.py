@@ -31,9 +31,9 @@ from ibwire.engines.rc_shared import T_IMPLIED, T_RNR, _skipping_run
 
 
 def late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high, trig_u, trig_row,
-                 trig_kind, rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying, nak_new,
-                 gaps, rgaps, rgap_at, late_row, late_next, late_cause, soon, soon_rows, ep_amb,
-                 ep_row, delays, i, h, u, d, n_ep):
+                 trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying,
+                 nak_new, gaps, rgaps, rgap_at, late_row, late_next, late_cause, soon, soon_rows,
+                 ep_amb, ep_row, delays, i, h, u, d, n_ep):
     """A late original left pending: a resend run's start if this request continues it."""
     p = late_row[h]
     if p >= 0:
@@ -60,7 +60,7 @@ def late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high, t
                     flags[p] |= F_RNR_RETRY     # the refused PSN's first resend
                 n_ep = _cause_episode(p, h, u, n_ep, counts, paylen, reason, episode,
                                       trig, ep_cur, ep_active, ep_end, ep_last,
-                                      ep_next, high, upsn, trig_u, trig_row, trig_kind,
+                                      ep_next, high, upsn, ts, trig_u, trig_row, trig_kind, cz,
                                       nak_new, rnr_u, retrying, rgaps, rgap_at,
                                       True)
                 ep_amb[h] = delays[h]
@@ -145,8 +145,8 @@ def late_resend_decided(upsn, paylen, ts, flags, episode, reason, counts, high, 
 
 
 def copy_decided(upsn, paylen, first_tx, ts, flags, ref, episode, trig, reason, counts, high, acked,
-                 trig_u, trig_row, trig_kind, rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
-                 retrying, nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause, soon,
+                 trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
+                 ep_next, retrying, nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause, soon,
                  soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, d, seen, n_ep):
     """A network copy left pending: a resend run's start if this request continues it."""
     q = copy_row[h]
@@ -182,7 +182,7 @@ def copy_decided(upsn, paylen, first_tx, ts, flags, ref, episode, trig, reason, 
             if copy_cause[h] and 0 <= trig_u[h] <= upsn[q] and trig_kind[h] != 0:
                 n_ep = _cause_episode(q, h, u, n_ep, counts, paylen, reason, episode,
                                       trig, ep_cur, ep_active, ep_end, ep_last,
-                                      ep_next, high, upsn, trig_u, trig_row, trig_kind,
+                                      ep_next, high, upsn, ts, trig_u, trig_row, trig_kind, cz,
                                       nak_new, rnr_u, retrying, rgaps, rgap_at,
                                       u <= copy_next[h])
             else:

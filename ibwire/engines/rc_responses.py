@@ -5,16 +5,20 @@
 - READ responses and atomic ACKs are matched against the FIFO of outstanding READ
   and atomic requests: a response past the next expected one (or past the end of
   the request) is a response gap and an implied NAK, unless it comes within one
-  round trip of the resend of that PSN (it left before the resend arrived). A
-  later request's own next response counts for it, so it leaves the FIFO
-  complete once the earlier one does.
+  round trip of the resend of that PSN (it left before the resend arrived), and a
+  retry cause unless a retry covering it is under way. A later request's own next
+  response counts for it, so it leaves the FIFO complete once the earlier one
+  does; one past it is a hole in that request too (a cause, if the requester had
+  the earlier one's responses that the capture missed).
 - An ACK acknowledges PSNs (coalesced), carries credits, covers a READ still
   missing responses (an implied NAK), or repeats an earlier one (a duplicate ACK);
   an acknowledged PSN settles a pending NAK or RNR NAK.
 - A NAK (sequence error: a retry cause, with the first since forward progress
-  starting a retry) or an RNR NAK (a retry cause after its timer) implicitly
+  starting a retry; ignored by the requester while a retry from its PSN or before
+  is under way) or an RNR NAK (a retry cause after its timer) implicitly
   acknowledges the PSNs before its own; a copy of either (the loop spots it) is
-  the network's.
+  the network's. Each cause is kept with its PSN and row (`cz`), for the restart
+  that answers it.
 
 Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 (see `rc_build`).
@@ -29,18 +33,22 @@ from ibwire.analysis.rc_rules import (
 
 from numba import njit
 
-from ibwire.engines.rc_shared import SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR, _mark
+from ibwire.engines.rc_shared import (
+    CZ_IMPLIED, CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR, _mark,
+    _note_cause,
+)
 
 
 @njit(cache=True)
-def _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h, p):
+def _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h, p, floor):
     """A retry from PSN r (the latest run's first resend) is under way until the oldest
     unacknowledged PSN (an incomplete READ's missing response included) passes r; an
-    implied NAK for p >= r then changes nothing: the restart covers it (rxe ignores
-    it, `started_retry`)."""
+    implied NAK or a NAK for p >= r then changes nothing: the restart covers it (rxe
+    ignores it, `started_retry`). `floor`: the response's own implicit acknowledgement
+    (every PSN below it), which the requester applies first."""
     if ep_row[h] < 0:
         return False
-    una = acked[h]
+    una = max(acked[h], floor)
     if f_len[h] > 0 and fifo[h, f_head[h], 1] < una:
         una = fifo[h, f_head[h], 1]
     return una <= upsn[ep_row[h]] <= p
@@ -67,8 +75,8 @@ def dropped(flags, counts, epsn, i, h, c, u, s, kind):
             epsn[h] = u + 1
 
 
-def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind, retrying, fifo,
-                  f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt, ep_row, i, h, u):
+def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind, cz, retrying,
+                  fifo, f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt, ep_row, i, h, u):
     """A READ response or atomic ACK against the FIFO of outstanding requests."""
     if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
         min_rtt[h] = rtt[i]         # a round trip too (READ-only streams have no ACKs)
@@ -84,8 +92,9 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
             # Marked and counted once per hole: later responses past it show the
             # same hole, until the requester resends its PSN; not while a retry
             # from that PSN or before is under way (the requester ignores it).
-            first = rd_gap[h] != f_next and \
-                not _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h, f_next)
+            covered = _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h, f_next,
+                                    f_first if u < f_end else f_end)
+            first = rd_gap[h] != f_next and not covered
             if first:
                 _mark(flags, counts, i, h, F_IMPLIED | F_RESP_GAP, K_IMPLIED)
                 counts[h, K_RESP_GAPS] += 1
@@ -94,10 +103,14 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
                 retrying[h] = True
                 if first:
                     flags[i] |= F_RETRY_START
-            if trig_u[h] < 0 or f_next < trig_u[h]:
-                trig_u[h] = f_next
-                trig_row[h] = i
-            trig_kind[h] |= T_IMPLIED
+            if not covered:
+                if trig_u[h] < 0 or f_next < trig_u[h]:
+                    trig_u[h] = f_next
+                    trig_row[h] = i
+                if first or not trig_kind[h] & T_IMPLIED:
+                    # (A hole shown before, again: no news, if a later one came since.)
+                    _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, f_next, i)
+                trig_kind[h] |= T_IMPLIED
         if u >= f_first and u == f_next:
             rd_row[h] = i
             rd_end[h] = f_end
@@ -106,20 +119,35 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
             # A later READ's own response, in order, while an earlier one still
             # misses some: credited to it (else, once the earlier one completes,
             # the later one would wait for responses that already came).
+            # One past its next expected response is a hole in it too: if the
+            # requester has the earlier one's (the capture missed them), it restarts
+            # there (not while a retry covering it is under way, nor for a response
+            # that left before the resend of that PSN arrived).
             for k in range(1, f_len[h]):
                 later = (slot + k) % READ_FIFO
                 if fifo[h, later, 0] <= u < fifo[h, later, 2]:
-                    if u == fifo[h, later, 1]:
+                    l_next = fifo[h, later, 1]
+                    if u == l_next:
                         rd_row[h] = i
                         rd_end[h] = fifo[h, later, 2]
                         fifo[h, later, 1] = u + 1
+                    elif u > l_next and not (
+                            rd_rs[h, 0] == l_next and min_rtt[h] >= 0 and
+                            ts[i] - ts[rd_rs[h, 1]] < min_rtt[h]) and \
+                            not _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h, l_next,
+                                              fifo[h, later, 0]):
+                        _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, l_next, i)
+                        trig_kind[h] |= T_IMPLIED
+                        if trig_u[h] < 0:
+                            trig_u[h] = l_next
+                            trig_row[h] = i
                     break
         while f_len[h] > 0 and fifo[h, f_head[h], 1] >= fifo[h, f_head[h], 2]:
             f_head[h] = (f_head[h] + 1) % READ_FIFO
             f_len[h] -= 1
 
 
-def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, trig_kind,
+def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, trig_kind, cz,
         retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, ep_row, i, h, c, u, s):
     """An ACK."""
     if c & C_ACK:
@@ -133,7 +161,7 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
                 # Once per hole (read_response). A retry from that PSN or before
                 # under way covers it: the requester ignores it, no cause.
                 covered = _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h,
-                                        fifo[h, slot, 1])
+                                        fifo[h, slot, 1], 0)
                 first = rd_gap[h] != fifo[h, slot, 1] and not covered
                 if first:
                     _mark(flags, counts, i, h, F_IMPLIED, K_IMPLIED)
@@ -146,6 +174,8 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
                     if trig_u[h] < 0 or fifo[h, slot, 1] < trig_u[h]:
                         trig_u[h] = fifo[h, slot, 1]
                         trig_row[h] = i
+                    if first or not trig_kind[h] & T_IMPLIED:
+                        _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, fifo[h, slot, 1], i)
                     trig_kind[h] |= T_IMPLIED
         if u + 1 > acked[h]:
             acked_n[i] = u + 1 - acked[h]
@@ -164,12 +194,14 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
         trig_kind[h] = 0
 
 
-def nak(flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, nak_u, rnr_u, rnr_doubt,
-        retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, i, h, u, s, kind):
+def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u,
+        rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, ep_row, i, h, u, s,
+        kind):
     """A NAK or an RNR NAK."""
     code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
     if kind == SYN_RNR:
         _mark(flags, counts, i, h, F_RNR, K_RNR)
+        _note_cause(cz, trig_kind, h, CZ_RNR, T_RNR, u, i)
         trig_kind[h] |= T_RNR
         rnr_u[h] = u
         rnr_row[h] = i
@@ -179,6 +211,13 @@ def nak(flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, nak_u, rn
         if code < 5:
             counts[h, K_NAK0 + code] += 1
         if code == 0:
+            _note_cause(cz, trig_kind, h, CZ_NAK, T_NAK, u, i)
+            if cz[h, CZ_NAK, 1] == i and _retry_covers(upsn, acked, fifo, f_head, f_len,
+                                                       ep_row, h, u, u):
+                # A retry from u or before is under way: the requester ignores it
+                # (IBA 9.7.5.1.3; rxe: `started_retry`). Still pending for the rules
+                # that ask whether a cause is, but no restart answers it.
+                cz[h, CZ_NAK, 2] = 1
             trig_kind[h] |= T_NAK
             nak_u[h] = u
             if not retrying[h] and u >= acked[h] and high[h] > u:
@@ -194,12 +233,18 @@ def nak(flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, nak_u, rn
             # still missing responses: an implied NAK, as for an ACK.
             slot = f_head[h]
             if u > fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
-                if rd_gap[h] != fifo[h, slot, 1]:
+                new_hole = rd_gap[h] != fifo[h, slot, 1]
+                if new_hole:
                     flags[i] |= F_IMPLIED
                     counts[h, K_IMPLIED] += 1
                     rd_gap[h] = fifo[h, slot, 1]
                 if fifo[h, slot, 1] < trig_u[h]:
                     trig_u[h] = fifo[h, slot, 1]
+                if new_hole or not trig_kind[h] & T_IMPLIED:
+                    _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, fifo[h, slot, 1], i)
+                    if _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h,
+                                     fifo[h, slot, 1], 0):
+                        cz[h, CZ_IMPLIED, 2] = 1    # ignored, as above
                 trig_kind[h] |= T_IMPLIED
         if u > acked[h]:
             acked[h] = u

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ibwire.analysis.rc_rules import GAP_RING, RNR_TIMER_NS
+from ibwire.analysis.rc_rules import GAP_RING, MAX_REACTION_NS, RNR_TIMER_NS
 from ibwire.headers.extended import AETH
 
 # The AETH syndrome's parts, from the layout's overlays (type, then the 5-bit value:
@@ -19,6 +19,8 @@ _, _, SYN_TYPE_SHIFT, SYN_TYPE_MASK = AETH.offsets()["syndrome_type"]
 _, _, SYN_VALUE_SHIFT, SYN_VALUE_MASK = AETH.offsets()["credit_count"]
 
 T_NAK, T_RNR, T_IMPLIED = 1, 2, 4       # pending retry causes (bits of trig_kind)
+CZ_NAK, CZ_RNR, CZ_IMPLIED = 0, 1, 2    # ... their rows of `cz`: T_X = 1 << CZ_X; each holds
+# the PSN named, the row, and 1 if the requester ignores it (a retry covers it)
 CRC_BAD = 0
 
 
@@ -34,6 +36,36 @@ def _rnr_wait_ns(syndrome):
     """The least wait an RNR NAK with this syndrome asks of the requester."""
     return RNR_TIMER_NS[(syndrome >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK]
 
+
+
+@njit(cache=True, inline="always")
+def _note_cause(cz, trig_kind, h, j, bit, p, row):
+    """Cause `bit` (row j of `cz`) names PSN p at `row`: remembered unless the same
+    cause, still pending, already named p (a requester acts on the first of them)."""
+    if not trig_kind[h] & bit or cz[h, j, 0] != p:
+        cz[h, j, 0] = p
+        cz[h, j, 1] = row
+        cz[h, j, 2] = 0
+
+
+@njit(cache=True)
+def _pick_cause(cz, k, h, u, ts, i):
+    """Which pending cause (bits `k`) a restart at PSN u, row i, answers: its `cz` row,
+    -1 for none. A cause names the PSN its restart begins at, so one past u cannot have
+    started it, nor a NAK or implied NAK older than a requester's reaction; one naming
+    u did (the earliest, if several). Else (the restart's first resends missing at the
+    tap) an RNR NAK first (the requester waits it out whatever else came), then a
+    sequence NAK, then an implied NAK."""
+    got = -1
+    for j in (CZ_RNR, CZ_NAK, CZ_IMPLIED):
+        if k & (1 << j) and 0 <= cz[h, j, 0] <= u and cz[h, j, 2] == 0 and (
+                j == CZ_RNR or ts[i] - ts[cz[h, j, 1]] < MAX_REACTION_NS):
+            if cz[h, j, 0] == u and (got < 0 or cz[h, got, 0] != u or
+                                     cz[h, j, 1] < cz[h, got, 1]):
+                got = j
+            elif got < 0:
+                got = j
+    return got
 
 
 @njit(cache=True, inline="always")

@@ -1,0 +1,140 @@
+"""Which cause started each go-back-N episode: the engine's episode reason and cause
+frame against the generator's (the requester's own `retry_reason` and the NAK or
+response it acted on), for every resend both see."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from conftest import CAPTURES, need_shared
+from rc_helpers import compare, episode_diff, generate
+
+from ibwire.analysis import rc_rules as R
+from ibwire.analysis.rc import analyze
+from ibwire.analysis.rc_input import rc_columns
+
+SEEDS = range(1, 7)
+READS = {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1}
+CASES = {
+    "rc_loss": ("rc_loss", {}),
+    "rc_rnr": ("rc_rnr", {}),
+    "rc_corrupt": ("rc_corrupt", {}),
+    "rc_wrap": ("rc_wrap", {"loss": 0.05}),
+    "loss_before_tap": ("rc_loss", {"loss_before_tap": 1.0, "loss": 0.05}),
+    "native_erf": ("rc_loss", {"encap": "ib", "fmt": "erf"}),
+    "reads_atomics": ("rc_loss", {"ops": READS}),
+    "cm": ("fabric_mads", {"loss": 0.03}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_episode_causes_match_truth(tmp_path, case):
+    name, kw = CASES[case]
+    for seed in SEEDS:
+        path, truth = generate(tmp_path, name, seed, **kw)
+        res, _ = compare(path, truth)
+        assert episode_diff(truth, res) == [], seed
+
+
+@pytest.mark.parametrize("ops", [None, READS])
+def test_episode_reasons_count_as_the_requester_retried(tmp_path, ops):
+    """Episodes per reason equal the generator requester's retries per reason."""
+    for seed in SEEDS:
+        kw = {"loss_before_tap": 0.0} | ({"ops": ops} if ops else {})
+        path, truth = generate(tmp_path, "rc_loss", seed, **kw)
+        res, _ = compare(path, truth)
+        stats = truth["connections"][0]["a"]["requester"]["stats"]
+        want = {k.removeprefix("retry_"): v for k, v in stats.items() if k.startswith("retry_")}
+        assert dict(Counter(e["reason"] for e in res.episodes)) == want, seed
+
+
+def _start(tmp_path, frame, seed, **kw):
+    """(reason, cause frame) of the episode the resend at `frame` belongs to."""
+    path, truth = generate(tmp_path, "rc_loss", seed, **kw)
+    res, _ = compare(path, truth)
+    assert episode_diff(truth, res) == []
+    first = int(np.flatnonzero(res.episode == res.episode[frame - 1])[0])
+    t = int(res.trig[first])
+    return R.REASON_NAMES[int(res.reason[first])], (t + 1 if t >= 0 else None), first + 1
+
+
+def test_rnr_nak_then_sequence_nak_for_one_psn(tmp_path):
+    """The requester waits out the RNR NAK; the NAK behind it changes nothing: the
+    cause is the RNR NAK, not the later row."""
+    assert _start(tmp_path, 109, 7007, loss=0.02, loss_before_tap=0.0, rnr=0.05,
+                  encap="ib", messages=30) == ("rnr", 106, 109)
+
+
+def test_restart_below_the_nak_psn_is_a_timeout(tmp_path):
+    """A NAK acknowledges every PSN before its own: a restart below it, 67 ms later,
+    is the requester's timer (the NAK never reached it)."""
+    assert _start(tmp_path, 232, 1691, loss=0.06, loss_before_tap=0.5, bidirectional=True,
+                  messages=30) == ("timeout", None, 232)
+
+
+def test_restart_at_the_nak_psn_long_after_it_is_a_timeout(tmp_path):
+    """The NAK was lost after the tap: the restart at its PSN comes a timeout later."""
+    assert _start(tmp_path, 341, 4239, loss=0.06, loss_before_tap=0.0, rnr=0.05,
+                  corrupt=0.02, bidirectional=True, messages=30) == ("timeout", None, 341)
+
+
+def test_read_response_lost_after_the_tap(tmp_path):
+    """The tap saw every response, in order; the requester re-reads from PSN P at
+    once: response P was lost after the tap, and the next one showed the hole."""
+    path, truth = generate(tmp_path, "rc_loss", 4102, loss=0.06, loss_before_tap=0.0,
+                           bidirectional=True, messages=30)
+    lost = {e["frame"] for e in truth["events"] if e["kind"] == "loss"}
+    assert 27 in lost        # the response at the PSN re-read
+    assert _start(tmp_path, 37, 4102, loss=0.06, loss_before_tap=0.0, bidirectional=True,
+                  messages=30) == ("implied_nak", 31, 37)
+
+
+def test_nak_covering_a_read_missing_responses(tmp_path):
+    """The NAK's implicit ACK covers a READ still missing responses: the restart at
+    the READ's hole answers the implied NAK, whose cause is the NAK's frame."""
+    assert _start(tmp_path, 114, 3492, loss=0.02, loss_before_tap=0.0, corrupt=0.02,
+                  encap="roce1", bidirectional=True, capture_loss=0.02,
+                  messages=30) == ("implied_nak", 104, 114)
+
+
+def test_implied_nak_during_a_covering_retry_is_ignored(tmp_path):
+    """A response gap while a retry from an earlier PSN is under way: the requester
+    ignores it and its timer restarts later."""
+    assert _start(tmp_path, 205, 3439, loss=0.0, loss_before_tap=1.0, corrupt=0.02,
+                  bidirectional=True, psn_start=16777201, messages=30) == ("timeout", None, 205)
+
+
+def test_nak_whose_implicit_ack_ends_the_retry(tmp_path):
+    """A NAK during a run, naming a PSN past the run's start: its implicit ACK ends
+    the retry, so the requester acts on it (a new episode)."""
+    assert _start(tmp_path, 40, 1) == ("nak_seq", 39, 40)
+
+
+def test_reads_the_capture_saw_incomplete_were_answered(tmp_path):
+    """A restart at the PSN a NAK names shows the requester had every response before
+    it (the capture missed some): no stale implied NAK takes a later restart."""
+    assert _start(tmp_path, 217, 3, capture_loss=0.03) == ("nak_seq", 216, 217)
+
+
+def test_hole_in_a_later_read(tmp_path):
+    """Responses skip a PSN of a later READ while an earlier one looks incomplete
+    (the capture missed its responses): the later READ's hole is the cause."""
+    assert _start(tmp_path, 82, 4244, loss=0.06, loss_before_tap=0.5, corrupt=0.02,
+                  capture_loss=0.02, psn_start=16777200, messages=30) == ("implied_nak", 75, 82)
+
+
+def test_rxe_read_response_loss_seen_before_and_after_it():
+    """c3: 2 % of READ responses lost (netem on the requester's ingress). The wire view
+    sees every response (lost ones after the tap), the rcvd view only what arrived:
+    both find the kernel's 12 retries, as implied NAKs (rxe restarts a READ within
+    0.3 ms of the response past the hole)."""
+    need_shared()
+    reasons = {}
+    for view in ("wire", "rcvd"):
+        res = analyze(rc_columns(CAPTURES / "rxe" / f"c3_read_resploss2.{view}.pcap"))
+        reasons[view] = Counter(e["reason"] for e in res.episodes)
+        assert res.counts[:, R.COUNT["go_back_n"]].sum() == 12
+    assert reasons["wire"] == {"implied_nak": 12}
+    assert reasons["rcvd"]["implied_nak"] == 11
