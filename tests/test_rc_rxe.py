@@ -80,6 +80,26 @@ def test_netem_drops_are_recovered(test):
             assert fl[i] & R.F_DUP or doc["roce_family"].endswith("IPv6"), d
 
 
+@pytest.mark.parametrize("test", TESTS)
+def test_responses_reported_lost_were_dropped(test):
+    """On the wire view a response is reported lost after the capture point when the
+    requester's next move shows it never arrived (a READ re-read from its PSN; a
+    timeout restart at a PSN an ACK had covered): each one netem did drop."""
+    need_shared()
+    doc, _ = _counters(test)
+    wire = _run(test, "wire")
+    truth = doc["per_frame_impairment_ground_truth"]
+    dropped = {d["wire_frame"] for d in truth["dropped_by_netem"]}
+    op = wire.cols["infiniband.bth.opcode"]
+    lost = (wire.flags & R.F_LOST_AFTER) != 0
+    flagged = set((wire.cols["frame.number"][lost & (op >= 0x0D) & (op <= 0x12)]).tolist())
+    assert flagged <= dropped
+    # c3 loses READ responses only (every loss is re-read at once); c1 loses ACKs only,
+    # and all but two (repeats of an ACK whose other copies arrived) cost a timeout.
+    want = {"c3_read_resploss2": 12, "c1_send_ackloss5_t1": 10}.get(test)
+    assert want is None or len(flagged) == want
+
+
 @pytest.mark.parametrize("test", ["b1_send_loss2", "b3_read_loss3", "e2_write_v6_loss2",
                                   "f3_send_burstloss"])
 def test_post_loss_view_reports_every_dropped_psn(test):

@@ -26,14 +26,16 @@ from __future__ import annotations  # noqa: I001 - the rule names below stay com
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_ACK, C_ATOMIC_REQ, C_READ_REQ, C_READ_RESP, C_REQUEST, C_RESPONSE, F_AMBIGUOUS,
+    C_ACK, C_ATOMIC_ACK, C_ATOMIC_REQ, C_READ_REQ, C_READ_RESP, C_REQUEST, C_RESPONSE, F_AMBIGUOUS,
     F_BAD_ICRC, F_EPISODE, F_GAP, F_LOST_AFTER, F_RETX, F_RNR_RETRY, GAP_RING, K_GBN,
     K_LOST_AFTER, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, K_RNR_RETRIES, K_TIMEOUTS,
     MAX_REACTION_NS, READ_FIFO, REASON_IMPLIED, REASON_NAK_SEQ, REASON_RNR, REASON_TIMEOUT,
+    SYN_ACK, SYN_NAK,
 )
 
 from ibwire.engines.rc_shared import (
-    CRC_BAD, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _pick_cause, _rnr_wait_ns, _skipping_run,
+    CRC_BAD, CZ_NAK, CZ_RNR, SYN_TYPE_MASK, SYN_TYPE_SHIFT, SYN_VALUE_MASK, SYN_VALUE_SHIFT,
+    T_IMPLIED, T_NAK, T_RNR, _pick_cause, _rnr_wait_ns, _skipping_run,
 )
 
 _LOOK_BACK = 4096       # rows searched for the response a READ's restart missed
@@ -44,25 +46,43 @@ def _unseen_implied(hc, cls, upsn, icrc, ts, i, h, u):
     """A READ or atomic request resent at PSN u, no cause seen: if the tap saw the
     response at u pass (lost after it: the requester never got it, or it would not
     restart there) since the last request at or below u, and then a response past u,
-    that one showed the requester the hole (an implied NAK, IBA 9.7.4.1.5): its row,
-    if the restart came within a requester's reaction after it; else -1 (a timeout)."""
+    that one showed the requester the hole (an implied NAK, IBA 9.7.4.1.5). Returns
+    its row, if the restart came within a requester's reaction after it (else -1: a
+    timeout), and the lost response's row (-1: none seen)."""
     after = -1
     for r in range(i - 1, max(i - _LOOK_BACK, 0) - 1, -1):
         if hc[r] != h:
             continue
         if cls[r] & C_REQUEST:
             if upsn[r] <= u:
-                return -1
+                return -1, -1
             continue
         if not cls[r] & C_RESPONSE or icrc[r] == CRC_BAD:
             continue
         if upsn[r] == u and cls[r] & (C_READ_RESP | C_ATOMIC_ACK):
             if after >= 0 and ts[i] - ts[after] < MAX_REACTION_NS:
-                return after
-            return -1
+                return after, r
+            return -1, r
         if upsn[r] > u:
             after = r
-    return -1
+    return -1, -1
+
+
+@njit(cache=True)
+def _unheard_acks(hc, cls, syn, upsn, icrc, ts, flags, counts, lo, i, h, u):
+    """A timeout restart at PSN u, row i (its previous copy at row lo): every ACK of u
+    or later (and sequence NAK past u) the tap saw between them, longer than a
+    requester's reaction before the restart, never reached the requester: its timer
+    would not have fired. Marked lost after the capture point."""
+    for r in range(i - 1, max(lo, i - _LOOK_BACK), -1):
+        if hc[r] != h or not cls[r] & C_ACK or icrc[r] == CRC_BAD or \
+                ts[r] > ts[i] - MAX_REACTION_NS or flags[r] & F_LOST_AFTER:
+            continue
+        kind = (syn[r] >> SYN_TYPE_SHIFT) & SYN_TYPE_MASK
+        nak_seq = kind == SYN_NAK and (syn[r] >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK == 0
+        if (kind == SYN_ACK and upsn[r] >= u) or (nak_seq and upsn[r] > u):
+            flags[r] |= F_LOST_AFTER
+            counts[h, K_LOST_AFTER] += 1
 
 
 @njit(cache=True)
@@ -178,10 +198,10 @@ def resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u,
     counts[h, K_RETX_BYTES] += paylen[i]
 
 
-def episode_start(hc, cls, upsn, icrc, ts, flags, trig, reason, counts, high, trig_u, trig_row,
-                  trig_kind, cz, rnr_u, ep_active, ep_end, ep_cur, ep_next, retrying, nak_new,
-                  rgaps, rgap_at, known, known_next, rnr_late, fifo, f_head, f_len, i, h, c, u,
-                  seen, cause, rnr_early, in_gap, run, below, n_ep):
+def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, counts,
+                  high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_end, ep_cur,
+                  ep_next, retrying, nak_new, rgaps, rgap_at, known, known_next, rnr_late, fifo,
+                  f_head, f_len, i, h, c, u, seen, cause, rnr_early, in_gap, run, below, n_ep):
     """A resend that starts a go-back-N episode: its cause and reason."""
     if ep_active[h] and ep_next[h] < ep_end[h] and u < ep_next[h]:
         # The run in progress is cut short: the PSNs it had still to resend either
@@ -204,9 +224,12 @@ def episode_start(hc, cls, upsn, icrc, ts, flags, trig, reason, counts, high, tr
     if k & (T_NAK | T_RNR) and cz[h, cz_j, 0] == u:
         _drop_answered(fifo, f_head, f_len, h, u)
     if cz_j < 0 and c & (C_READ_REQ | C_ATOMIC_REQ):
-        trig[i] = _unseen_implied(hc, cls, upsn, icrc, ts, i, h, u)
+        trig[i], lost_row = _unseen_implied(hc, cls, upsn, icrc, ts, i, h, u)
         if trig[i] >= 0:
             k = T_IMPLIED
+            if not flags[lost_row] & F_LOST_AFTER:
+                flags[lost_row] |= F_LOST_AFTER
+                counts[h, K_LOST_AFTER] += 1
     if (below and not run) or (cause and trig_u[h] < u and not seen
                                and in_gap):
         # The cause asks for a restart at its own PSN, which the
@@ -222,6 +245,9 @@ def episode_start(hc, cls, upsn, icrc, ts, flags, trig, reason, counts, high, tr
     else:
         reason[i] = REASON_TIMEOUT
         counts[h, K_TIMEOUTS] += 1
+        if seen and not flags[i] & F_AMBIGUOUS and not c & (C_READ_REQ | C_ATOMIC_REQ):
+            # (A READ or atomic waits for its responses whatever ACK came.)
+            _unheard_acks(hc, cls, syn, upsn, icrc, ts, flags, counts, prev_tx[i], i, h, u)
     if k & T_RNR:
         counts[h, K_RNR_RETRIES] += 1
         if u > rnr_u[h]:

@@ -62,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "b0b65e2af62e"
+RC_HELPERS_DIGEST = "84c057dc4d0f"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -233,12 +233,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u,
                            rnr_row, i, h, u, seen, cause, run, unsure)
                     if not ep_active[h] or u <= ep_last[h]:
-                        n_ep = episode_start(hc, cls, upsn, icrc, ts, flags, trig, reason, counts,
-                                             high, trig_u, trig_row, trig_kind, cz, rnr_u,
-                                             ep_active, ep_end, ep_cur, ep_next, retrying, nak_new,
-                                             rgaps, rgap_at, known, known_next, rnr_late, fifo,
-                                             f_head, f_len, i, h, c, u, seen, cause, rnr_early,
-                                             in_gap, run, below, n_ep)
+                        n_ep = episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig,
+                                             reason, counts, high, trig_u, trig_row, trig_kind, cz,
+                                             rnr_u, ep_active, ep_end, ep_cur, ep_next, retrying,
+                                             nak_new, rgaps, rgap_at, known, known_next, rnr_late,
+                                             fifo, f_head, f_len, i, h, c, u, seen, cause,
+                                             rnr_early, in_gap, run, below, n_ep)
                     elif u > ep_next[h]:
                         run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps,
                                  rgap_at, jmp, ep_amb, i, h, u, seen, in_gap)
