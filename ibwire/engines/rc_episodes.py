@@ -126,15 +126,26 @@ def _skipped_by_run(h, lo, hi, ep, row, rgaps, rgap_at, amb):
 
 @njit(cache=True)
 def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_active,
-                     ep_end, ep_last, ep_next, retrying, high, upsn):
+                     ep_end, ep_last, ep_next, retrying, high, upsn, hc, cls, icrc, ts, flags,
+                     trig):
     """Row r turns out to be a resend that started an episode whose cause the tap did
-    not see: count it as a timeout episode, now running up to the stream's front.
-    Returns the next episode number. (Rare: a plain call, not inlined.)"""
+    not see: count it as a timeout episode (or, for a READ or atomic, the implied NAK
+    of a response lost after the tap, `_unseen_implied`), now running up to the
+    stream's front. Returns the next episode number. (Rare: a plain call.)"""
     counts[h, K_RETX] += 1
     counts[h, K_RETX_BYTES] += paylen[r]
     counts[h, K_GBN] += 1
-    counts[h, K_TIMEOUTS] += 1
     reason[r] = REASON_TIMEOUT
+    if cls[r] & (C_READ_REQ | C_ATOMIC_REQ):
+        t, lost_row = _unseen_implied(hc, cls, upsn, icrc, ts, r, h, upsn[r])
+        if t >= 0:
+            reason[r] = REASON_IMPLIED
+            trig[r] = t
+            if not flags[lost_row] & F_LOST_AFTER:
+                flags[lost_row] |= F_LOST_AFTER
+                counts[h, K_LOST_AFTER] += 1
+    if reason[r] == REASON_TIMEOUT:
+        counts[h, K_TIMEOUTS] += 1
     _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
     retrying[h] = True
     return n_ep + 1
@@ -143,7 +154,7 @@ def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_
 @njit(cache=True)
 def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur, ep_active,
                    ep_end, ep_last, ep_next, high, upsn, ts, trig_u, trig_row, trig_kind, cz,
-                   nak_new, rnr_u, retrying, rgaps, rgap_at, sure):
+                   nak_new, rnr_u, retrying, rgaps, rgap_at, sure, hc, cls, icrc, flags):
     """Row r, a copy held back as possibly late or duplicated while a retry cause was
     pending for an earlier PSN, turns out to start that cause's resend run (the next
     request continues it in order): the run's first resends (the cause's PSN up to
@@ -152,7 +163,8 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     j = _pick_cause(cz, trig_kind[h], h, upsn[r], ts, r)
     if j < 0:
         return _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
-                                ep_active, ep_end, ep_last, ep_next, retrying, high, upsn)
+                                ep_active, ep_end, ep_last, ep_next, retrying, high, upsn, hc,
+                                cls, icrc, ts, flags, trig)
     counts[h, K_RETX] += 1
     counts[h, K_RETX_BYTES] += paylen[r]
     if j == CZ_RNR:

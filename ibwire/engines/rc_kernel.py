@@ -62,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "84c057dc4d0f"
+RC_HELPERS_DIGEST = "4714318d1e11"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -186,23 +186,24 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                           late_row, ep_active, ep_last, i, h, u, seen, prev_req)
             restart_shown(known, known_next, ep_active, ep_next, h, u, d)
             # Rows the previous request left pending, decided now.
-            n_ep = late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high,
-                                trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end,
-                                ep_cur, ep_next, retrying, nak_new, gaps, rgaps, rgap_at, late_row,
-                                late_next, late_cause, soon, soon_rows, ep_amb, ep_row, delays, i,
-                                h, u, d, n_ep)
+            n_ep = late_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, reason,
+                                counts, high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active,
+                                ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, gaps, rgaps,
+                                rgap_at, late_row, late_next, late_cause, soon, soon_rows, ep_amb,
+                                ep_row, delays, i, h, u, d, n_ep)
             jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
                          trig_kind, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps,
                          rgap_at, jmp, delays, i, h, u, d, seen)
-            n_ep = late_resend_decided(upsn, paylen, ts, flags, episode, reason, counts, high,
-                                       acked, ep_active, ep_last, ep_end, ep_cur, ep_next,
-                                       retrying, rgaps, lr_row, lr_next, lr_lost, ep_amb, i, h,
-                                       u, d, seen, n_ep)
-            n_ep = copy_decided(upsn, paylen, first_tx, ts, flags, ref, episode, trig, reason,
-                                counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u,
-                                ep_active, ep_last, ep_end, ep_cur, ep_next, retrying, nak_new,
-                                rgaps, rgap_at, copy_row, copy_next, copy_cause, soon, soon_rows,
-                                ep_amb, ep_row, delays, back2back, i, h, u, d, seen, n_ep)
+            n_ep = late_resend_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig,
+                                       reason, counts, high, acked, ep_active, ep_last, ep_end,
+                                       ep_cur, ep_next, retrying, rgaps, lr_row, lr_next, lr_lost,
+                                       ep_amb, i, h, u, d, seen, n_ep)
+            n_ep = copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode,
+                                trig, reason, counts, high, acked, trig_u, trig_row, trig_kind, cz,
+                                rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying,
+                                nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause, soon,
+                                soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, d, seen,
+                                n_ep)
             if d >= 0:
                 new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
                             ep_next, gaps, gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len,

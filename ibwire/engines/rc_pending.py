@@ -30,7 +30,8 @@ from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import T_IMPLIED, T_RNR, _skipping_run
 
 
-def late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high, trig_u, trig_row,
+def late_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, reason, counts, high,
+                 trig_u, trig_row,
                  trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying,
                  nak_new, gaps, rgaps, rgap_at, late_row, late_next, late_cause, soon, soon_rows,
                  ep_amb, ep_row, delays, i, h, u, d, n_ep):
@@ -62,13 +63,14 @@ def late_decided(upsn, paylen, ts, flags, episode, trig, reason, counts, high, t
                                       trig, ep_cur, ep_active, ep_end, ep_last,
                                       ep_next, high, upsn, ts, trig_u, trig_row, trig_kind, cz,
                                       nak_new, rnr_u, retrying, rgaps, rgap_at,
-                                      True)
+                                      True, hc, cls, icrc, flags)
                 ep_amb[h] = delays[h]
                 ep_row[h] = p
             else:
                 n_ep = _timeout_episode(p, h, u, n_ep, counts, paylen, reason, episode,
                                         ep_cur, ep_active, ep_end, ep_last, ep_next,
-                                        retrying, high, upsn)
+                                        retrying, high, upsn, hc, cls, icrc, ts,
+                                        flags, trig)
     return n_ep
 
 
@@ -116,7 +118,8 @@ def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, count
             delays[h] = True
 
 
-def late_resend_decided(upsn, paylen, ts, flags, episode, reason, counts, high, acked, ep_active,
+def late_resend_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, reason, counts,
+                        high, acked, ep_active,
                         ep_last, ep_end, ep_cur, ep_next, retrying, rgaps, lr_row, lr_next,
                         lr_lost, ep_amb, i, h, u, d, seen, n_ep):
     """A late resend left pending: a timeout run's start if this one resends the next PSN."""
@@ -139,12 +142,14 @@ def late_resend_decided(upsn, paylen, ts, flags, episode, reason, counts, high, 
                 counts[h, K_LOST_BEFORE] += 1
             n_ep = _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode,
                                     ep_cur, ep_active, ep_end, ep_last, ep_next,
-                                    retrying, high, upsn)
+                                    retrying, high, upsn, hc, cls, icrc, ts,
+                                    flags, trig)
             ep_amb[h] = False
     return n_ep
 
 
-def copy_decided(upsn, paylen, first_tx, ts, flags, ref, episode, trig, reason, counts, high, acked,
+def copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode, trig, reason,
+                 counts, high, acked,
                  trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
                  ep_next, retrying, nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause, soon,
                  soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, d, seen, n_ep):
@@ -184,11 +189,12 @@ def copy_decided(upsn, paylen, first_tx, ts, flags, ref, episode, trig, reason, 
                                       trig, ep_cur, ep_active, ep_end, ep_last,
                                       ep_next, high, upsn, ts, trig_u, trig_row, trig_kind, cz,
                                       nak_new, rnr_u, retrying, rgaps, rgap_at,
-                                      u <= copy_next[h])
+                                      u <= copy_next[h], hc, cls, icrc, flags)
             else:
                 n_ep = _timeout_episode(q, h, u, n_ep, counts, paylen, reason, episode,
                                         ep_cur, ep_active, ep_end, ep_last, ep_next,
-                                        retrying, high, upsn)
+                                        retrying, high, upsn, hc, cls, icrc, ts,
+                                        flags, trig)
             ep_amb[h] = delays[h]
             ep_row[h] = q
     return n_ep
