@@ -62,7 +62,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "4714318d1e11"
+RC_HELPERS_DIGEST = "fed04bd4fdd8"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -285,7 +285,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         if c & C_READ_RESP or c & C_ATOMIC_ACK:
             read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind, cz,
                           retrying, fifo, f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt,
-                          ep_row, i, h, u)
+                          ep_row, trig, reason, i, h, u)
         if (kind == SYN_ACK or c & C_READ_RESP) and u >= pos_acked[h]:
             # Forward progress (a positive acknowledgement of a PSN no ACK covered
             # before; a NAK's implied acknowledgement does not count): the retry is
@@ -295,11 +295,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         if kind == SYN_ACK:
             ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row,
                 trig_kind, cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u,
-                ep_row, i, h, c, u, s)
+                ep_row, trig, reason, i, h, c, u, s)
         elif kind == SYN_RNR or kind == SYN_NAK:
             nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u,
                 rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, ep_row,
-                i, h, u, s, kind)
+                trig, reason, i, h, u, s, kind)
 
 
 rc_pass_py = py_twin(_pass)     # the loop and its rules, all run by the interpreter

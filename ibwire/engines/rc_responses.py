@@ -28,7 +28,8 @@ from __future__ import annotations  # noqa: I001 - the rule names below stay com
 
 from ibwire.analysis.rc_rules import (
     C_ACK, F_DUP_ACK, F_IMPLIED, F_NAK, F_RESP_GAP, F_RETRY_START, F_RNR, K_ACKS, K_DUP_ACKS,
-    K_IMPLIED, K_NAK0, K_RESP_GAPS, K_RNR, READ_FIFO, SYN_ACK, SYN_NAK, SYN_RNR,
+    K_IMPLIED, K_NAK0, K_RESP_GAPS, K_RNR, READ_FIFO, REASON_NAK_SEQ, REASON_RNR, SYN_ACK, SYN_NAK,
+    SYN_RNR,
 )
 
 from numba import njit
@@ -40,18 +41,26 @@ from ibwire.engines.rc_shared import (
 
 
 @njit(cache=True)
-def _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h, p, floor):
-    """A retry from PSN r (the latest run's first resend) is under way until the oldest
-    unacknowledged PSN (an incomplete READ's missing response included) passes r; an
-    implied NAK or a NAK for p >= r then changes nothing: the restart covers it (rxe
-    ignores it, `started_retry`). `floor`: the response's own implicit acknowledgement
-    (every PSN below it), which the requester applies first."""
-    if ep_row[h] < 0:
+def _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, trig, reason, h, p, floor):
+    """A retry from PSN r is under way until the oldest unacknowledged PSN (an
+    incomplete READ's missing response included) passes r; an implied NAK or a NAK for
+    p >= r then changes nothing: the restart covers it (rxe ignores it,
+    `started_retry`). r: the latest run's first resend, or the PSN its NAK or RNR NAK
+    named if lower (the run's first resends missing at the tap). `floor`: what the
+    response acknowledges before the requester acts on it (a READ response: every PSN
+    before its READ; a NAK: before its PSN; an ACK covering a READ that misses
+    responses: nothing, the READ is found first)."""
+    e = ep_row[h]
+    if e < 0:
         return False
+    r = upsn[e]
+    if trig[e] >= 0 and (reason[e] == REASON_NAK_SEQ or reason[e] == REASON_RNR) and \
+            upsn[trig[e]] < r:
+        r = upsn[trig[e]]
     una = max(acked[h], floor)
     if f_len[h] > 0 and fifo[h, f_head[h], 1] < una:
         una = fifo[h, f_head[h], 1]
-    return una <= upsn[ep_row[h]] <= p
+    return una <= r <= p
 
 
 def dropped(flags, counts, epsn, i, h, c, u, s, kind):
@@ -76,7 +85,8 @@ def dropped(flags, counts, epsn, i, h, c, u, s, kind):
 
 
 def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind, cz, retrying,
-                  fifo, f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt, ep_row, i, h, u):
+                  fifo, f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt, ep_row, trig, reason,
+                  i, h, u):
     """A READ response or atomic ACK against the FIFO of outstanding requests."""
     if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
         min_rtt[h] = rtt[i]         # a round trip too (READ-only streams have no ACKs)
@@ -92,7 +102,8 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
             # Marked and counted once per hole: later responses past it show the
             # same hole, until the requester resends its PSN; not while a retry
             # from that PSN or before is under way (the requester ignores it).
-            covered = _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h, f_next,
+            covered = _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, trig, reason, h,
+                                    f_next,
                                     f_first if u < f_end else f_end)
             first = rd_gap[h] != f_next and not covered
             if first:
@@ -134,7 +145,8 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
                     elif u > l_next and not (
                             rd_rs[h, 0] == l_next and min_rtt[h] >= 0 and
                             ts[i] - ts[rd_rs[h, 1]] < min_rtt[h]) and \
-                            not _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h, l_next,
+                            not _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, trig,
+                                              reason, h, l_next,
                                               fifo[h, later, 0]):
                         _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, l_next, i)
                         trig_kind[h] |= T_IMPLIED
@@ -148,7 +160,8 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
 
 
 def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, trig_kind, cz,
-        retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, ep_row, i, h, c, u, s):
+        retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, ep_row, trig, reason, i, h,
+        c, u, s):
     """An ACK."""
     if c & C_ACK:
         counts[h, K_ACKS] += 1
@@ -160,7 +173,7 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
             if u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
                 # Once per hole (read_response). A retry from that PSN or before
                 # under way covers it: the requester ignores it, no cause.
-                covered = _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h,
+                covered = _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, trig, reason, h,
                                         fifo[h, slot, 1], 0)
                 first = rd_gap[h] != fifo[h, slot, 1] and not covered
                 if first:
@@ -195,8 +208,8 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
 
 
 def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u,
-        rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, ep_row, i, h, u, s,
-        kind):
+        rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, ep_row, trig, reason, i,
+        h, u, s, kind):
     """A NAK or an RNR NAK."""
     code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
     if kind == SYN_RNR:
@@ -213,7 +226,7 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
         if code == 0:
             _note_cause(cz, trig_kind, h, CZ_NAK, T_NAK, u, i)
             if cz[h, CZ_NAK, 1] == i and _retry_covers(upsn, acked, fifo, f_head, f_len,
-                                                       ep_row, h, u, u):
+                                                       ep_row, trig, reason, h, u, u):
                 # A retry from u or before is under way: the requester ignores it
                 # (IBA 9.7.5.1.3; rxe: `started_retry`). Still pending for the rules
                 # that ask whether a cause is, but no restart answers it.
@@ -242,7 +255,7 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
                     trig_u[h] = fifo[h, slot, 1]
                 if new_hole or not trig_kind[h] & T_IMPLIED:
                     _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, fifo[h, slot, 1], i)
-                    if _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, h,
+                    if _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, trig, reason, h,
                                      fifo[h, slot, 1], 0):
                         cz[h, CZ_IMPLIED, 2] = 1    # ignored, as above
                 trig_kind[h] |= T_IMPLIED
