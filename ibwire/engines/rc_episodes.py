@@ -5,7 +5,7 @@
   cause it answers (`rc_shared._pick_cause`: the one naming its PSN; none naming a
   later PSN, nor a NAK older than a requester's reaction or one a retry under way
   made the requester ignore), an implied NAK the tap could not see (a READ response
-  lost after it, `_unseen_implied`), or a timeout, and settles that cause
+  lost after it, `rc_unseen`), or a timeout, and settles that cause
   unless the start is ambiguous (a restart past the cause's PSN records the PSNs
   it skipped, for a late copy); a resend past the run's next PSN (`run_jump`)
   means the PSNs between were lost before the tap (remembered, for a late copy;
@@ -26,75 +26,15 @@ from __future__ import annotations  # noqa: I001 - the rule names below stay com
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_ACK, C_ATOMIC_ACK, C_ATOMIC_REQ, C_READ_REQ, C_READ_RESP, C_REQUEST, C_RESPONSE, F_AMBIGUOUS,
-    F_BAD_ICRC, F_EPISODE, F_GAP, F_LOST_AFTER, F_RETX, F_RNR_RETRY, GAP_RING, K_GBN,
-    K_LOST_AFTER, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, K_RNR_RETRIES, K_TIMEOUTS,
-    MAX_REACTION_NS, READ_FIFO, REASON_IMPLIED, REASON_NAK_SEQ, REASON_RNR, REASON_TIMEOUT,
-    SYN_ACK, SYN_NAK,
+    C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_BAD_ICRC, F_EPISODE, F_GAP, F_LOST_AFTER, F_RETX,
+    F_RNR_RETRY, GAP_RING, K_GBN, K_LOST_AFTER, K_LOST_BEFORE, K_RETX, K_RETX_BYTES,
+    K_RNR_RETRIES, K_TIMEOUTS, REASON_IMPLIED, REASON_NAK_SEQ, REASON_RNR, REASON_TIMEOUT,
 )
 
 from ibwire.engines.rc_shared import (
-    CRC_BAD, CZ_NAK, CZ_RNR, SYN_TYPE_MASK, SYN_TYPE_SHIFT, SYN_VALUE_MASK, SYN_VALUE_SHIFT,
-    T_IMPLIED, T_NAK, T_RNR, _pick_cause, _rnr_wait_ns, _skipping_run,
+    CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _pick_cause, _rnr_wait_ns, _skipping_run,
 )
-
-_LOOK_BACK = 4096       # rows searched for the response a READ's restart missed
-
-
-@njit(cache=True)
-def _unseen_implied(hc, cls, upsn, icrc, ts, i, h, u):
-    """A READ or atomic request resent at PSN u, no cause seen: if the tap saw the
-    response at u pass (lost after it: the requester never got it, or it would not
-    restart there) since the last request at or below u, and then a response past u,
-    that one showed the requester the hole (an implied NAK, IBA 9.7.4.1.5). Returns
-    its row, if the restart came within a requester's reaction after it (else -1: a
-    timeout), and the lost response's row (-1: none seen)."""
-    after = -1
-    for r in range(i - 1, max(i - _LOOK_BACK, 0) - 1, -1):
-        if hc[r] != h:
-            continue
-        if cls[r] & C_REQUEST:
-            if upsn[r] <= u:
-                return -1, -1
-            continue
-        if not cls[r] & C_RESPONSE or icrc[r] == CRC_BAD:
-            continue
-        if upsn[r] == u and cls[r] & (C_READ_RESP | C_ATOMIC_ACK):
-            if after >= 0 and ts[i] - ts[after] < MAX_REACTION_NS:
-                return after, r
-            return -1, r
-        if upsn[r] > u:
-            after = r
-    return -1, -1
-
-
-@njit(cache=True)
-def _unheard_acks(hc, cls, syn, upsn, icrc, ts, flags, counts, lo, i, h, u):
-    """A timeout restart at PSN u, row i (its previous copy at row lo): every ACK of u
-    or later (and sequence NAK past u) the tap saw between them, longer than a
-    requester's reaction before the restart, never reached the requester: its timer
-    would not have fired. Marked lost after the capture point."""
-    for r in range(i - 1, max(lo, i - _LOOK_BACK), -1):
-        if hc[r] != h or not cls[r] & C_ACK or icrc[r] == CRC_BAD or \
-                ts[r] > ts[i] - MAX_REACTION_NS or flags[r] & F_LOST_AFTER:
-            continue
-        kind = (syn[r] >> SYN_TYPE_SHIFT) & SYN_TYPE_MASK
-        nak_seq = kind == SYN_NAK and (syn[r] >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK == 0
-        if (kind == SYN_ACK and upsn[r] >= u) or (nak_seq and upsn[r] > u):
-            flags[r] |= F_LOST_AFTER
-            counts[h, K_LOST_AFTER] += 1
-
-
-@njit(cache=True)
-def _drop_answered(fifo, f_head, f_len, h, u):
-    """A restart at PSN u for a NAK or RNR NAK naming u: the requester had every
-    response below u (else it would restart at the first one missing, IBA 9.7.4.1.5),
-    so READs before u the tap saw incomplete were answered (the capture missed some
-    responses): they leave the FIFO."""
-    while f_len[h] > 0 and fifo[h, f_head[h], 2] <= u:
-        f_head[h] = (f_head[h] + 1) % READ_FIFO
-        f_len[h] -= 1
-
+from ibwire.engines.rc_unseen import _drop_answered, _unheard_acks, _unseen_implied
 
 @njit(cache=True)
 def _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn):
