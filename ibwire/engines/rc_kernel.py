@@ -20,10 +20,11 @@ with the loop's names: `rc_requests` (UC requests, the end of an RNR wait, new
 PSNs), `rc_pending` (what a request decides about a row the previous one left
 pending), `rc_copies` (a request below the highest PSN: held copies, late copies
 and originals, network duplicates), `rc_episodes` (resends and their go-back-N
-episodes) and `rc_responses` (ACK, NAK, RNR NAK, READ responses); `rc_shared`
-holds what they share. `rc_build` puts them back for Numba (`inline_rules`: each
-call replaced by the function's body, so the build is one flat loop, the same
-machine code as before the split) and makes the twin (`py_twin`).
+episodes; `rc_unseen`: what a restart shows the tap did not see) and
+`rc_responses` (ACK, NAK, RNR NAK, READ responses); `rc_shared` holds what they
+share. `rc_build` puts them back for Numba (`inline_rules`: each call replaced by
+the function's body, so the build is one flat loop, the same machine code as before
+the split) and makes the twin (`py_twin`).
 
 The rule: after changing a rule module (or `rc_rules`), set `RC_HELPERS_DIGEST`.
 Numba's cache (`cache=True`) checks only THIS file's date and size, and the
