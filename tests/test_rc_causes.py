@@ -138,3 +138,32 @@ def test_rxe_read_response_loss_seen_before_and_after_it():
         assert res.counts[:, R.COUNT["go_back_n"]].sum() == 12
     assert reasons["wire"] == {"implied_nak": 12}
     assert reasons["rcvd"]["implied_nak"] == 11
+
+
+def test_copy_amid_a_run_that_goes_on(tmp_path):
+    """A network duplicate of PSN p arrives while a NAK's run, past p, goes on with
+    its next PSN: the run never stopped, so the copy starts no episode (a resend in
+    none, flagged: the tap cannot place a delayed resend either)."""
+    path, truth = generate(tmp_path, "rc_loss", 3036, loss=0.0, loss_before_tap=1.0,
+                           rnr=0.05, corrupt=0.02, encap="roce1", messages=30,
+                           bidirectional=True, psn_start=16776983, reorder=0.03,
+                           duplicate=0.01)
+    assert {e["kind"] for e in truth["events"] if e["frame"] == 37} == {"duplicate"}
+    res, _ = compare(path, truth)
+    assert episode_diff(truth, res) == []
+    assert res.episode[36] == -1 and R.flag_names(int(res.flags[36])) == [
+        "retransmission", "duplicate", "ambiguous"]
+    assert res.episode[38] == res.episode[35] == res.episode[28]       # one run, 29..39
+
+
+def test_doubtful_restart_then_the_earlier_run_goes_on(tmp_path):
+    """A late copy cuts a run short and is taken, with doubt, for a timeout restart;
+    the next request resends the PSN the earlier run had reached: the restart was a
+    copy, and the run and its episode count go on as if it had not come."""
+    path, truth = generate(tmp_path, "rc_reorder", 2002)
+    res, _ = compare(path, truth)
+    assert res.episode[293] == -1 and res.flags[293] & R.F_COPY
+    assert res.episode[294] == res.episode[289]
+    stats = truth["connections"][0]["a"]["requester"]["stats"]
+    want = {k.removeprefix("retry_"): v for k, v in stats.items() if k.startswith("retry_")}
+    assert dict(Counter(e["reason"] for e in res.episodes)) == want

@@ -151,11 +151,21 @@ def resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u,
 
 
 def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, counts,
-                  high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_end, ep_cur,
+                  high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
                   ep_next, retrying, nak_new, rgaps, rgap_at, known, known_next, rnr_late, fifo,
-                  f_head, f_len, i, h, c, u, seen, cause, rnr_early, in_gap, run, below, n_ep):
+                  f_head, f_len, ep_row, amb_run, i, h, c, u, seen, cause, rnr_early, in_gap, run,
+                  below, n_ep):
     """A resend that starts a go-back-N episode: its cause and reason."""
+    amb_run[h, 0] = -1
     if ep_active[h] and ep_next[h] < ep_end[h] and u < ep_next[h]:
+        # (Kept, should the next request show this start a copy: `rc_pending`.)
+        amb_run[h, 0] = i
+        amb_run[h, 1] = ep_cur[h]
+        amb_run[h, 2] = ep_last[h]
+        amb_run[h, 3] = ep_next[h]
+        amb_run[h, 4] = ep_end[h]
+        amb_run[h, 5] = rgap_at[h]
+        amb_run[h, 6] = ep_row[h]
         # The run in progress is cut short: the PSNs it had still to resend either
         # went unseen (lost before the tap, or delayed: then one comes later as
         # that run's resend) or were never sent (the requester restarted first).
@@ -235,6 +245,8 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         trig_u[h] = -1
         trig_kind[h] = 0
         trig_row[h] = -1
+    if reason[i] != REASON_TIMEOUT:
+        amb_run[h, 0] = -1
     return n_ep
 
 

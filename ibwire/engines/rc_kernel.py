@@ -57,13 +57,15 @@ from ibwire.engines.rc_copies import (
     stale_original,
 )
 from ibwire.engines.rc_episodes import episode_start, restart_shown, resent, run_jump, run_step
-from ibwire.engines.rc_pending import copy_decided, jump_decided, late_decided, late_resend_decided
+from ibwire.engines.rc_pending import (
+    amb_run_decided, copy_decided, jump_decided, late_decided, late_resend_decided,
+)
 from ibwire.engines.rc_requests import new_request, rnr_wait_over, uc_request
 from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "03a84334c9db"
+RC_HELPERS_DIGEST = "24861fc8f9f5"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -138,6 +140,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     last_req = np.full(n_hc, -1, dtype=np.int64)   # previous request row
     back2back = np.zeros(n_hc, dtype=np.bool_)     # ... the ambiguous start repeats it
     ack_u = np.zeros(n_hc, dtype=np.int64)
+    # A timeout restart taken with doubt amid a run: its row and the run it cut short
+    # (episode, last and next PSN, end, skip ring position, start row).
+    amb_run = np.full((n_hc, 7), -1, dtype=np.int64)
     n_ep = 0
     for i in range(len(hc)):
         h = hc[i]
@@ -205,6 +210,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause, soon,
                                 soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, d, seen,
                                 n_ep)
+            amb_run_decided(upsn, paylen, prev_tx, ts, flags, ref, episode, trig, reason, counts,
+                            ep_active, ep_last, ep_end, ep_cur, ep_next, rgap_at, ep_amb, ep_row,
+                            amb_run, i, h, u, d)
             if d >= 0:
                 new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
                             ep_next, gaps, gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len,
@@ -237,10 +245,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     if not ep_active[h] or u <= ep_last[h]:
                         n_ep = episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig,
                                              reason, counts, high, trig_u, trig_row, trig_kind, cz,
-                                             rnr_u, ep_active, ep_end, ep_cur, ep_next, retrying,
-                                             nak_new, rgaps, rgap_at, known, known_next, rnr_late,
-                                             fifo, f_head, f_len, i, h, c, u, seen, cause,
-                                             rnr_early, in_gap, run, below, n_ep)
+                                             rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
+                                             retrying, nak_new, rgaps, rgap_at, known, known_next,
+                                             rnr_late, fifo, f_head, f_len, ep_row, amb_run, i, h,
+                                             c, u, seen, cause, rnr_early, in_gap, run, below,
+                                             n_ep)
                     elif u > ep_next[h]:
                         run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps,
                                  rgap_at, jmp, ep_amb, i, h, u, seen, in_gap)

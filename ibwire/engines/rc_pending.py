@@ -22,8 +22,8 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 from ibwire.analysis.rc_rules import (
-    F_AMBIGUOUS, F_COPY, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, GAP_RING, K_COPIES, K_LATE,
-    K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
+    F_AMBIGUOUS, F_COPY, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, GAP_RING, K_COPIES, K_GBN,
+    K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, K_TIMEOUTS, MIN_ACK_TIMEOUT_NS,
 )
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
@@ -159,7 +159,20 @@ def copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode,
         copy_row[h] = -1
         # (Promptly: a run goes out back to back; a pause as long as the shortest
         # ACK timeout means the requester's timer restarted at this request.)
+        run_went_on = ep_active[h] and u == ep_next[h] and upsn[q] < ep_last[h]
         if seen and d < 0 and not back2back[h] and ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS and (
+                u == copy_next[h] or (u > copy_next[h] and acked[h] <= upsn[q])) and \
+                run_went_on:
+            # It goes on with the run in progress, which had passed the copy's PSN:
+            # that run never stopped. The copy is the network's, or the delayed
+            # resend of an earlier run (one the tap cannot place): a resend in no
+            # episode, flagged.
+            flags[q] = (flags[q] & ~F_COPY) | F_RETX | F_AMBIGUOUS
+            counts[h, K_COPIES] -= 1
+            counts[h, K_RETX] += 1
+            counts[h, K_RETX_BYTES] += paylen[q]
+            ref[q] = first_tx[q]
+        elif seen and d < 0 and not back2back[h] and ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS and (
                 u == copy_next[h] or (u > copy_next[h] and acked[h] <= upsn[q])):
             # The next request resends the PSN after it (or a later one, those
             # between lost before the tap; no ACK let a restart begin past the
@@ -198,3 +211,35 @@ def copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode,
             ep_amb[h] = delays[h]
             ep_row[h] = q
     return n_ep
+
+
+def amb_run_decided(upsn, paylen, prev_tx, ts, flags, ref, episode, trig, reason, counts, ep_active,
+                    ep_last, ep_end, ep_cur, ep_next, rgap_at, ep_amb, ep_row, amb_run, i, h, u, d):
+    """A timeout restart taken with doubt while a run was under way: a copy if this
+    request goes on with that run."""
+    r = amb_run[h, 0]
+    if r >= 0:
+        amb_run[h, 0] = -1
+        if d < 0 and u == amb_run[h, 3] and episode[r] == ep_cur[h] and \
+                flags[r] & F_AMBIGUOUS and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS:
+            # The request after it resends the PSN the earlier run had reached, at
+            # once: a restart goes on from its own PSN, so that run never stopped,
+            # and the doubtful start was the network's copy of an earlier packet.
+            flags[r] = (flags[r] & ~(F_RETX | F_EPISODE)) | F_COPY
+            ref[r] = prev_tx[r]
+            episode[r] = -1
+            reason[r] = 0
+            trig[r] = -1
+            counts[h, K_RETX] -= 1
+            counts[h, K_RETX_BYTES] -= paylen[r]
+            counts[h, K_GBN] -= 1
+            counts[h, K_TIMEOUTS] -= 1
+            counts[h, K_COPIES] += 1
+            ep_active[h] = True
+            ep_cur[h] = amb_run[h, 1]
+            ep_last[h] = amb_run[h, 2]
+            ep_next[h] = amb_run[h, 3]
+            ep_end[h] = amb_run[h, 4]
+            rgap_at[h] = amb_run[h, 5]      # (the skip it recorded was none)
+            ep_row[h] = amb_run[h, 6]
+            ep_amb[h] = False
