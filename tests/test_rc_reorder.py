@@ -268,3 +268,15 @@ def test_a_late_copy_amid_a_run_that_an_earlier_run_skipped_stays_a_resend(tmp_p
     assert _flags_of(res, 62) == ["retransmission", "responder_out_of_sequence", "ambiguous"]
     assert int(res.episode[61]) == int(res.episode[36]) != int(res.episode[62])
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_doubtful_run_that_new_data_ends_skipped_nothing(tmp_path):
+    """rc_reorder 2001 (no loss at all): 179, a READ's original delayed 3 us, is taken
+    with doubt for a restart; 180 is new data. A run cut short by new data lost the
+    resends it skipped, but this run may be no run: nothing counted lost (13 PSNs
+    were). The count left is the holes whose late original the tap took for a resend."""
+    path, truth = generate(tmp_path, "rc_reorder", 2001)
+    assert not [e for e in truth["events"] if e["kind"] in ("loss", "capture_loss")]
+    res, _ = compare(path, truth)
+    assert "ambiguous" in _flags_of(res, 179) and "psn_gap" not in _flags_of(res, 180)
+    assert int(res.counts[:, R.COUNT["lost_before_capture"]].sum()) == 3

@@ -90,9 +90,10 @@ def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
     high[h] = u + consume
     if ep_active[h] and u >= ep_end[h]:
         skipped = ep_end[h] - max(ep_next[h], acked[h])
-        if skipped > 0:
+        if skipped > 0 and not ep_amb[h]:
             # New data before the resend run reached the old front, and no
             # ACK made those resends unneeded: they were lost before the tap.
+            # (Not after a start that may be a late copy: no run, nothing lost.)
             flags[i] |= F_GAP
             gap[i] += skipped
             counts[h, K_LOST_BEFORE] += skipped
