@@ -3,9 +3,12 @@ runs too soon for any timer, and new seeds of the `rc_reorder` scenario (issue #
 
 from __future__ import annotations
 
+from conftest import PCAPS
 from rc_helpers import check_exact, compare, frames, generate, truth_sets
 
 from ibwire.analysis import rc_rules as R
+from ibwire.analysis.rc import analyze
+from ibwire.analysis.rc_input import rc_columns
 
 
 def _flags_of(res, frame):
@@ -280,3 +283,13 @@ def test_a_doubtful_run_that_new_data_ends_skipped_nothing(tmp_path):
     res, _ = compare(path, truth)
     assert "ambiguous" in _flags_of(res, 179) and "psn_gap" not in _flags_of(res, 180)
     assert int(res.counts[:, R.COUNT["lost_before_capture"]].sum()) == 3
+
+
+def test_nak_after_a_run_skipped_the_psn_blames_no_captured_copy(tmp_path):
+    """The bundled reordering sample loses nothing on the wire (the capture misses 7
+    frames). A run skipped a PSN and the responder NAKed it: the copy missing is the
+    run's resend, not the captured one before it (153 used to be called lost after
+    the capture point)."""
+    res = analyze(rc_columns(PCAPS / "rc_reorder_roce2.pcap"))
+    assert not (res.flags & R.F_LOST_AFTER).any()
+    assert int(res.counts[:, R.COUNT["lost_after_capture"]].sum()) == 0

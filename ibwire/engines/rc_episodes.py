@@ -275,8 +275,8 @@ def run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps, rgap_at
 
 
 def run_step(syn, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, rnr_row, rnr_doubt, ep_last,
-             ep_cur, ep_next, soon, soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, consume,
-             seen, b2b):
+             ep_cur, ep_next, soon, soon_rows, ep_amb, ep_row, delays, back2back, rgaps, i, h, u,
+             consume, seen, b2b):
     """Any resend: an RNR retry, a copy lost after the tap, the doubt on the run's start."""
     # An RNR NAK refused it: not lost; its retry once the timer ran out (a run
     # passing the refused PSN before then was sent before the RNR NAK arrived).
@@ -286,9 +286,15 @@ def run_step(syn, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, rnr_row, rn
         rnr_u[h] = -1
     if seen and u == nak_u[h] and not refused:
         # The responder asked again for a PSN the capture saw: the copy
-        # before this one never reached it (or arrived damaged).
+        # before this one never reached it (or arrived damaged). (Unless a run
+        # since skipped it: that resend was lost before the tap, counted so.)
         p = prev_tx[i]
-        if not flags[p] & (F_LOST_AFTER | F_BAD_ICRC):
+        skipped = False
+        for g in range(GAP_RING):
+            if rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 5] > p and \
+                    rgaps[h, g, 3] <= u:
+                skipped = True
+        if not skipped and not flags[p] & (F_LOST_AFTER | F_BAD_ICRC):
             flags[p] |= F_LOST_AFTER
             counts[h, K_LOST_AFTER] += 1
         nak_u[h] = -1
