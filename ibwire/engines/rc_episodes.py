@@ -77,13 +77,9 @@ def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_
     counts[h, K_GBN] += 1
     reason[r] = REASON_TIMEOUT
     if cls[r] & (C_READ_REQ | C_ATOMIC_REQ):
-        t, lost_row = _unseen_implied(hc, cls, upsn, icrc, ts, r, h, upsn[r])
-        if t >= 0:
+        trig[r] = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, r, h, upsn[r])
+        if trig[r] >= 0:
             reason[r] = REASON_IMPLIED
-            trig[r] = t
-            if not flags[lost_row] & F_LOST_AFTER:
-                flags[lost_row] |= F_LOST_AFTER
-                counts[h, K_LOST_AFTER] += 1
     if reason[r] == REASON_TIMEOUT:
         counts[h, K_TIMEOUTS] += 1
     _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
@@ -181,17 +177,14 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
     # The cause this restart answers (none: a timeout, or an implied NAK the tap
     # could not see).
     cz_j = _pick_cause(cz, k, h, u, ts, i)
-    k = 0 if cz_j < 0 else (T_NAK if cz_j == CZ_NAK else (T_RNR if cz_j == CZ_RNR else T_IMPLIED))
+    k = 0 if cz_j < 0 else 1 << cz_j
     trig[i] = cz[h, cz_j, 1] if cz_j >= 0 else -1
     if k & (T_NAK | T_RNR) and cz[h, cz_j, 0] == u:
         _drop_answered(fifo, f_head, f_len, h, u)
     if cz_j < 0 and c & (C_READ_REQ | C_ATOMIC_REQ):
-        trig[i], lost_row = _unseen_implied(hc, cls, upsn, icrc, ts, i, h, u)
+        trig[i] = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, i, h, u)
         if trig[i] >= 0:
             k = T_IMPLIED
-            if not flags[lost_row] & F_LOST_AFTER:
-                flags[lost_row] |= F_LOST_AFTER
-                counts[h, K_LOST_AFTER] += 1
     if (below and not run) or (cause and trig_u[h] < u and not seen
                                and in_gap):
         # The cause asks for a restart at its own PSN, which the

@@ -31,10 +31,9 @@ from ibwire.engines.rc_shared import T_IMPLIED, T_RNR, _skipping_run
 
 
 def late_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, reason, counts, high,
-                 trig_u, trig_row,
-                 trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying,
-                 nak_new, gaps, rgaps, rgap_at, late_row, late_next, late_cause, soon, soon_rows,
-                 ep_amb, ep_row, delays, i, h, u, d, n_ep):
+                 trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
+                 ep_next, retrying, nak_new, gaps, rgaps, rgap_at, late_row, late_next, late_cause,
+                 soon, soon_rows, ep_amb, ep_row, delays, i, h, u, d, n_ep):
     """A late original left pending: a resend run's start if this request continues it."""
     p = late_row[h]
     if p >= 0:
@@ -119,9 +118,8 @@ def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, count
 
 
 def late_resend_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, reason, counts,
-                        high, acked, ep_active,
-                        ep_last, ep_end, ep_cur, ep_next, retrying, rgaps, lr_row, lr_next,
-                        lr_lost, ep_amb, i, h, u, d, seen, n_ep):
+                        high, acked, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying, rgaps,
+                        lr_row, lr_next, lr_lost, ep_amb, i, h, u, d, seen, n_ep):
     """A late resend left pending: a timeout run's start if this one resends the next PSN."""
     r = lr_row[h]
     if r >= 0:
@@ -149,20 +147,20 @@ def late_resend_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, r
 
 
 def copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode, trig, reason,
-                 counts, high, acked,
-                 trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
-                 ep_next, retrying, nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause, soon,
-                 soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, d, seen, n_ep):
+                 counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last,
+                 ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, copy_row, copy_next,
+                 copy_cause, soon, soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, d, seen,
+                 n_ep):
     """A network copy left pending: a resend run's start if this request continues it."""
     q = copy_row[h]
     if q >= 0:
         copy_row[h] = -1
         # (Promptly: a run goes out back to back; a pause as long as the shortest
         # ACK timeout means the requester's timer restarted at this request.)
-        run_went_on = ep_active[h] and u == ep_next[h] and upsn[q] < ep_last[h]
-        if seen and d < 0 and not back2back[h] and ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS and (
-                u == copy_next[h] or (u > copy_next[h] and acked[h] <= upsn[q])) and \
-                run_went_on:
+        in_order = seen and d < 0 and not back2back[h] and \
+            ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS and \
+            (u == copy_next[h] or (u > copy_next[h] and acked[h] <= upsn[q]))
+        if in_order and ep_active[h] and u == ep_next[h] and upsn[q] < ep_last[h]:
             # It goes on with the run in progress, which had passed the copy's PSN:
             # that run never stopped. The copy is the network's, or the delayed
             # resend of an earlier run (one the tap cannot place): a resend in no
@@ -172,8 +170,7 @@ def copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode,
             counts[h, K_RETX] += 1
             counts[h, K_RETX_BYTES] += paylen[q]
             ref[q] = first_tx[q]
-        elif seen and d < 0 and not back2back[h] and ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS and (
-                u == copy_next[h] or (u > copy_next[h] and acked[h] <= upsn[q])):
+        elif in_order:
             # The next request resends the PSN after it (or a later one, those
             # between lost before the tap; no ACK let a restart begin past the
             # copy): an in-order run, which the network does not make. The copy

@@ -103,8 +103,7 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
             # same hole, until the requester resends its PSN; not while a retry
             # from that PSN or before is under way (the requester ignores it).
             covered = _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, trig, reason, h,
-                                    f_next,
-                                    f_first if u < f_end else f_end)
+                                    f_next, f_first if u < f_end else f_end)
             first = rd_gap[h] != f_next and not covered
             if first:
                 _mark(flags, counts, i, h, F_IMPLIED | F_RESP_GAP, K_IMPLIED)
@@ -146,8 +145,7 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
                             rd_rs[h, 0] == l_next and min_rtt[h] >= 0 and
                             ts[i] - ts[rd_rs[h, 1]] < min_rtt[h]) and \
                             not _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, trig,
-                                              reason, h, l_next,
-                                              fifo[h, later, 0]):
+                                              reason, h, l_next, fifo[h, later, 0]):
                         _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, l_next, i)
                         trig_kind[h] |= T_IMPLIED
                         if trig_u[h] < 0:

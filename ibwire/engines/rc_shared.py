@@ -37,7 +37,6 @@ def _rnr_wait_ns(syndrome):
     return RNR_TIMER_NS[(syndrome >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK]
 
 
-
 @njit(cache=True, inline="always")
 def _note_cause(cz, trig_kind, h, j, bit, p, row):
     """Cause `bit` (row j of `cz`) names PSN p at `row`: remembered unless the same

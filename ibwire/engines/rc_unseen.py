@@ -24,30 +24,33 @@ _LOOK_BACK = 4096       # rows searched for the response a READ's restart missed
 
 
 @njit(cache=True)
-def _unseen_implied(hc, cls, upsn, icrc, ts, i, h, u):
+def _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, i, h, u):
     """A READ or atomic request resent at PSN u, no cause seen: if the tap saw the
     response at u pass (lost after it: the requester never got it, or it would not
     restart there) since the last request at or below u, and then a response past u,
     that one showed the requester the hole (an implied NAK, IBA 9.7.4.1.5). Returns
-    its row, if the restart came within a requester's reaction after it (else -1: a
-    timeout), and the lost response's row (-1: none seen)."""
+    its row, if the restart came within a requester's reaction after it, and marks
+    the response at u lost after the capture point; else -1 (a timeout)."""
     after = -1
     for r in range(i - 1, max(i - _LOOK_BACK, 0) - 1, -1):
         if hc[r] != h:
             continue
         if cls[r] & C_REQUEST:
             if upsn[r] <= u:
-                return -1, -1
+                return -1
             continue
         if not cls[r] & C_RESPONSE or icrc[r] == CRC_BAD:
             continue
         if upsn[r] == u and cls[r] & (C_READ_RESP | C_ATOMIC_ACK):
-            if after >= 0 and ts[i] - ts[after] < MAX_REACTION_NS:
-                return after, r
-            return -1, r
+            if after < 0 or ts[i] - ts[after] >= MAX_REACTION_NS:
+                return -1
+            if not flags[r] & F_LOST_AFTER:
+                flags[r] |= F_LOST_AFTER
+                counts[h, K_LOST_AFTER] += 1
+            return after
         if upsn[r] > u:
             after = r
-    return -1, -1
+    return -1
 
 
 @njit(cache=True)
