@@ -125,6 +125,33 @@ def test_hole_in_a_later_read(tmp_path):
                   capture_loss=0.02, psn_start=16777200, messages=30) == ("implied_nak", 75, 82)
 
 
+def test_acks_behind_a_read_restarted_show_nothing(tmp_path):
+    """A READ restarted for a response lost after the tap stays unacknowledged until
+    its own response comes: the ACKs of later PSNs the tap saw meanwhile are ignored
+    (the retry covers them), so the implied NAK for a later response lost after the
+    tap is the first response after that READ's answer (121), not the first past the
+    hole (114)."""
+    assert _start(tmp_path, 129, 452, loss=0.06, loss_before_tap=0.0, encap="ib",
+                  messages=30) == ("implied_nak", 121, 129)
+
+
+def test_run_resending_a_read_does_not_hide_its_lost_response(tmp_path):
+    """A go-back-N run resends a READ whose response the tap saw pass (lost after
+    it): that resend answers nothing. The restart at the missing PSN answers the
+    implied NAK of the first response the requester took past it."""
+    assert _start(tmp_path, 124, 2, bidirectional=True) == ("implied_nak", 116, 124)
+
+
+def test_restart_at_the_nak_psn_with_its_first_resend_unseen(tmp_path):
+    """The run's first resend fills a hole the capture missed, decided at the next
+    request: at the PSN the NAK named, so the requester had every READ response
+    before it (those the capture missed included), and a later NAK is not ignored
+    for that READ's stale hole."""
+    assert _start(tmp_path, 68, 4541, loss=0.06, loss_before_tap=0.0, corrupt=0.02,
+                  encap="ib", capture_loss=0.02, psn_start=16777018,
+                  messages=30) == ("nak_seq", 67, 68)
+
+
 def test_rxe_read_response_loss_seen_before_and_after_it():
     """c3: 2 % of READ responses lost (netem on the requester's ingress). The wire view
     sees every response (lost ones after the tap), the rcvd view only what arrived:

@@ -25,6 +25,21 @@ def test_helper_digest_is_current():
         f"{now!r} — editing that file also makes Numba recompile the kernel")
 
 
+def test_rule_helpers_are_compiled_with_the_kernel_not_cached_apart():
+    """A helper cached on its own is checked against its own file only: one calling a
+    helper of another module kept the callee's old code in a rebuilt kernel (seen:
+    `_timeout_episode` with an old `_unseen_implied`). The kernel's cache holds them."""
+    import importlib
+
+    helpers = [(m, n) for m in sorted(RULE_MODULES)
+               for n, g in vars(importlib.import_module(m)).items()
+               if is_jitted(g) and g.__module__ == m]
+    assert len(helpers) >= 12, helpers
+    for m, n in helpers:
+        g = getattr(importlib.import_module(m), n)
+        assert type(g._cache).__name__ == "NullCache", f"{m}.{n} is cached apart"
+
+
 def test_digest_covers_every_module_compiled_in():
     got = set(B.helper_sources(K._pass))
     assert got == RULE_MODULES | {"ibwire.analysis.rc_rules"}, got

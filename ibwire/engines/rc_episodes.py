@@ -34,9 +34,9 @@ from ibwire.analysis.rc_rules import (
 from ibwire.engines.rc_shared import (
     CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _pick_cause, _rnr_wait_ns, _skipping_run,
 )
-from ibwire.engines.rc_unseen import _drop_answered, _unheard_acks, _unseen_implied
+from ibwire.engines.rc_unseen import _drop_answered, _pin_restart, _unheard_acks, _unseen_implied
 
-@njit(cache=True)
+@njit
 def _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn):
     """Row r starts episode n_ep, a run up to the stream's front whose next request
     (PSN u) continues it."""
@@ -48,7 +48,7 @@ def _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_nex
     ep_next[h] = u
 
 
-@njit(cache=True)
+@njit
 def _skipped_by_run(h, lo, hi, ep, row, rgaps, rgap_at, amb):
     """The run of episode `ep`, found at `row`, restarted at `hi` for a cause naming
     `lo`: it skipped the PSNs between (none counted lost here). A later copy of one is
@@ -64,10 +64,10 @@ def _skipped_by_run(h, lo, hi, ep, row, rgaps, rgap_at, amb):
     rgap_at[h] += 1
 
 
-@njit(cache=True)
+@njit
 def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_active,
                      ep_end, ep_last, ep_next, retrying, high, upsn, hc, cls, icrc, ts, flags,
-                     trig):
+                     trig, pin):
     """Row r turns out to be a resend that started an episode whose cause the tap did
     not see: count it as a timeout episode (or, for a READ or atomic, the implied NAK
     of a response lost after the tap, `_unseen_implied`), now running up to the
@@ -77,9 +77,10 @@ def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_
     counts[h, K_GBN] += 1
     reason[r] = REASON_TIMEOUT
     if cls[r] & (C_READ_REQ | C_ATOMIC_REQ):
-        trig[r] = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, r, h, upsn[r])
+        trig[r] = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, r, h, upsn[r])
         if trig[r] >= 0:
             reason[r] = REASON_IMPLIED
+    _pin_restart(pin, cls, h, r, upsn[r])
     if reason[r] == REASON_TIMEOUT:
         counts[h, K_TIMEOUTS] += 1
     _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
@@ -87,10 +88,11 @@ def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_
     return n_ep + 1
 
 
-@njit(cache=True)
+@njit
 def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur, ep_active,
                    ep_end, ep_last, ep_next, high, upsn, ts, trig_u, trig_row, trig_kind, cz,
-                   nak_new, rnr_u, retrying, rgaps, rgap_at, sure, hc, cls, icrc, flags):
+                   nak_new, rnr_u, retrying, rgaps, rgap_at, sure, hc, cls, icrc, flags, pin, fifo,
+                   f_head, f_len):
     """Row r, a copy held back as possibly late or duplicated while a retry cause was
     pending for an earlier PSN, turns out to start that cause's resend run (the next
     request continues it in order): the run's first resends (the cause's PSN up to
@@ -100,7 +102,7 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     if j < 0:
         return _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
                                 ep_active, ep_end, ep_last, ep_next, retrying, high, upsn, hc,
-                                cls, icrc, ts, flags, trig)
+                                cls, icrc, ts, flags, trig, pin)
     counts[h, K_RETX] += 1
     counts[h, K_RETX_BYTES] += paylen[r]
     if j == CZ_RNR:
@@ -114,6 +116,9 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     if reason[r] != REASON_RNR or nak_new[h]:
         counts[h, K_GBN] += 1
     trig[r] = cz[h, j, 1]
+    if (j == CZ_NAK or j == CZ_RNR) and cz[h, j, 0] == upsn[r]:
+        _drop_answered(fifo, f_head, f_len, h, upsn[r])
+    _pin_restart(pin, cls, h, r, upsn[r])
     _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
     if not sure:
         return n_ep + 1
@@ -149,8 +154,8 @@ def resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u,
 def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, counts,
                   high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
                   ep_next, retrying, nak_new, rgaps, rgap_at, known, known_next, rnr_late, fifo,
-                  f_head, f_len, ep_row, amb_run, i, h, c, u, seen, cause, rnr_early, in_gap, run,
-                  below, n_ep):
+                  f_head, f_len, ep_row, amb_run, pin, i, h, c, u, seen, cause, rnr_early, in_gap,
+                  run, below, n_ep):
     """A resend that starts a go-back-N episode: its cause and reason."""
     amb_run[h, 0] = -1
     if ep_active[h] and ep_next[h] < ep_end[h] and u < ep_next[h]:
@@ -181,8 +186,9 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
     trig[i] = cz[h, cz_j, 1] if cz_j >= 0 else -1
     if k & (T_NAK | T_RNR) and cz[h, cz_j, 0] == u:
         _drop_answered(fifo, f_head, f_len, h, u)
-    if cz_j < 0 and c & (C_READ_REQ | C_ATOMIC_REQ):
-        trig[i] = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, i, h, u)
+    if cz_j < 0 and c & (C_READ_REQ | C_ATOMIC_REQ) and amb_run[h, 0] < 0:
+        # (Amid a run, doubtful: asked once the next request shows it a restart.)
+        trig[i] = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, i, h, u)
         if trig[i] >= 0:
             k = T_IMPLIED
     if (below and not run) or (cause and trig_u[h] < u and not seen
@@ -191,6 +197,7 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         # tap did not see: this copy, quick after its last one or
         # filling a hole, may be late or duplicated instead.
         flags[i] |= F_AMBIGUOUS
+    _pin_restart(pin, cls, h, i, u)
     if k & T_RNR:
         reason[i] = REASON_RNR
     elif k & T_NAK:

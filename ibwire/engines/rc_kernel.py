@@ -33,7 +33,10 @@ bytecode (blind to, e.g., a constant's value or a name swapped for another), yet
 alone, they could leave the old kernel in the cache. `tests/test_rc_kernel_cache.py`
 fails, printing the new digest, until it is set here; editing this file makes
 Numba recompile. (The twin runs the rules' current code, so `tests/test_rc_engine.py`
-also catches a stale kernel on its captures.)
+also catches a stale kernel on its captures.) The rule modules' own Numba helpers
+are not cached apart: Numba would check only the helper's file, so a helper calling
+one in another module (or using an `rc_rules` constant) could keep the old code in a
+rebuilt kernel; they are compiled with the kernel, which carries them in its cache.
 """
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
@@ -65,7 +68,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "f179b8c63d26"
+RC_HELPERS_DIGEST = "e62f6934b2e9"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -143,6 +146,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     # A timeout restart taken with doubt amid a run: its row and the run it cut short
     # (episode, last and next PSN, end, skip ring position, start row).
     amb_run = np.full((n_hc, 7), -1, dtype=np.int64)
+    # A READ or atomic a restart resent (the requester's oldest unacknowledged PSN
+    # until its own response comes): its PSN (-1 once answered), the restart's row,
+    # the answer's row (-1 before), and the PSN again (kept once answered).
+    pin = np.full((n_hc, 4), -1, dtype=np.int64)
     n_ep = 0
     for i in range(len(hc)):
         h = hc[i]
@@ -196,23 +203,23 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 counts, high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active,
                                 ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, gaps, rgaps,
                                 rgap_at, late_row, late_next, late_cause, soon, soon_rows, ep_amb,
-                                ep_row, delays, i, h, u, d, n_ep)
+                                ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d, n_ep)
             jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
                          trig_kind, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps,
                          rgap_at, jmp, delays, i, h, u, d, seen)
             n_ep = late_resend_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig,
                                        reason, counts, high, acked, ep_active, ep_last, ep_end,
                                        ep_cur, ep_next, retrying, rgaps, lr_row, lr_next, lr_lost,
-                                       ep_amb, i, h, u, d, seen, n_ep)
+                                       ep_amb, pin, i, h, u, d, seen, n_ep)
             n_ep = copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode,
                                 trig, reason, counts, high, acked, trig_u, trig_row, trig_kind, cz,
                                 rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying,
                                 nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause, soon,
-                                soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, d, seen,
-                                n_ep)
-            amb_run_decided(upsn, paylen, prev_tx, ts, flags, ref, episode, trig, reason, counts,
-                            ep_active, ep_last, ep_end, ep_cur, ep_next, rgap_at, ep_amb, ep_row,
-                            amb_run, i, h, u, d)
+                                soon_rows, ep_amb, ep_row, delays, back2back, pin, fifo, f_head,
+                                f_len, i, h, u, d, seen, n_ep)
+            amb_run_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, ref, episode, trig,
+                            reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next, rgap_at,
+                            ep_amb, ep_row, amb_run, pin, i, h, u, d)
             if d >= 0:
                 new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
                             ep_next, gaps, gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len,
@@ -247,9 +254,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                              reason, counts, high, trig_u, trig_row, trig_kind, cz,
                                              rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
                                              retrying, nak_new, rgaps, rgap_at, known, known_next,
-                                             rnr_late, fifo, f_head, f_len, ep_row, amb_run, i, h,
-                                             c, u, seen, cause, rnr_early, in_gap, run, below,
-                                             n_ep)
+                                             rnr_late, fifo, f_head, f_len, ep_row, amb_run, pin,
+                                             i, h, c, u, seen, cause, rnr_early, in_gap, run,
+                                             below, n_ep)
                     elif u > ep_next[h]:
                         run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps,
                                  rgap_at, jmp, ep_amb, i, h, u, seen, in_gap)
@@ -295,7 +302,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         if c & C_READ_RESP or c & C_ATOMIC_ACK:
             read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind, cz,
                           retrying, fifo, f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt,
-                          ep_row, trig, reason, i, h, u)
+                          ep_row, trig, reason, pin, i, h, u)
         if (kind == SYN_ACK or c & C_READ_RESP) and u >= pos_acked[h]:
             # Forward progress (a positive acknowledgement of a PSN no ACK covered
             # before; a NAK's implied acknowledgement does not count): the retry is
@@ -305,11 +312,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         if kind == SYN_ACK:
             ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row,
                 trig_kind, cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u,
-                ep_row, trig, reason, i, h, c, u, s)
+                ep_row, trig, reason, pin, i, h, c, u, s)
         elif kind == SYN_RNR or kind == SYN_NAK:
             nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u,
                 rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, ep_row,
-                trig, reason, i, h, u, s, kind)
+                trig, reason, pin, i, h, u, s, kind)
 
 
 rc_pass_py = py_twin(_pass)     # the loop and its rules, all run by the interpreter

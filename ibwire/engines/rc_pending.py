@@ -22,18 +22,21 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 from ibwire.analysis.rc_rules import (
-    F_AMBIGUOUS, F_COPY, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, GAP_RING, K_COPIES, K_GBN,
-    K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, K_TIMEOUTS, MIN_ACK_TIMEOUT_NS,
+    C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_COPY, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY,
+    GAP_RING, K_COPIES, K_GBN, K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, K_TIMEOUTS,
+    MIN_ACK_TIMEOUT_NS, REASON_IMPLIED, REASON_TIMEOUT,
 )
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import T_IMPLIED, T_RNR, _skipping_run
+from ibwire.engines.rc_unseen import _unseen_implied
 
 
 def late_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, reason, counts, high,
                  trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
                  ep_next, retrying, nak_new, gaps, rgaps, rgap_at, late_row, late_next, late_cause,
-                 soon, soon_rows, ep_amb, ep_row, delays, i, h, u, d, n_ep):
+                 soon, soon_rows, ep_amb, ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d,
+                 n_ep):
     """A late original left pending: a resend run's start if this request continues it."""
     p = late_row[h]
     if p >= 0:
@@ -62,14 +65,15 @@ def late_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, reason, 
                                       trig, ep_cur, ep_active, ep_end, ep_last,
                                       ep_next, high, upsn, ts, trig_u, trig_row, trig_kind, cz,
                                       nak_new, rnr_u, retrying, rgaps, rgap_at,
-                                      True, hc, cls, icrc, flags)
+                                      True, hc, cls, icrc, flags, pin, fifo,
+                                      f_head, f_len)
                 ep_amb[h] = delays[h]
                 ep_row[h] = p
             else:
                 n_ep = _timeout_episode(p, h, u, n_ep, counts, paylen, reason, episode,
                                         ep_cur, ep_active, ep_end, ep_last, ep_next,
                                         retrying, high, upsn, hc, cls, icrc, ts,
-                                        flags, trig)
+                                        flags, trig, pin)
     return n_ep
 
 
@@ -119,7 +123,7 @@ def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, count
 
 def late_resend_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, reason, counts,
                         high, acked, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying, rgaps,
-                        lr_row, lr_next, lr_lost, ep_amb, i, h, u, d, seen, n_ep):
+                        lr_row, lr_next, lr_lost, ep_amb, pin, i, h, u, d, seen, n_ep):
     """A late resend left pending: a timeout run's start if this one resends the next PSN."""
     r = lr_row[h]
     if r >= 0:
@@ -141,7 +145,7 @@ def late_resend_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, r
             n_ep = _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode,
                                     ep_cur, ep_active, ep_end, ep_last, ep_next,
                                     retrying, high, upsn, hc, cls, icrc, ts,
-                                    flags, trig)
+                                    flags, trig, pin)
             ep_amb[h] = False
     return n_ep
 
@@ -149,8 +153,8 @@ def late_resend_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, r
 def copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode, trig, reason,
                  counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last,
                  ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, copy_row, copy_next,
-                 copy_cause, soon, soon_rows, ep_amb, ep_row, delays, back2back, i, h, u, d, seen,
-                 n_ep):
+                 copy_cause, soon, soon_rows, ep_amb, ep_row, delays, back2back, pin, fifo, f_head,
+                 f_len, i, h, u, d, seen, n_ep):
     """A network copy left pending: a resend run's start if this request continues it."""
     q = copy_row[h]
     if q >= 0:
@@ -199,21 +203,24 @@ def copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode,
                                       trig, ep_cur, ep_active, ep_end, ep_last,
                                       ep_next, high, upsn, ts, trig_u, trig_row, trig_kind, cz,
                                       nak_new, rnr_u, retrying, rgaps, rgap_at,
-                                      u <= copy_next[h], hc, cls, icrc, flags)
+                                      u <= copy_next[h], hc, cls, icrc, flags, pin,
+                                      fifo, f_head, f_len)
             else:
                 n_ep = _timeout_episode(q, h, u, n_ep, counts, paylen, reason, episode,
                                         ep_cur, ep_active, ep_end, ep_last, ep_next,
                                         retrying, high, upsn, hc, cls, icrc, ts,
-                                        flags, trig)
+                                        flags, trig, pin)
             ep_amb[h] = delays[h]
             ep_row[h] = q
     return n_ep
 
 
-def amb_run_decided(upsn, paylen, prev_tx, ts, flags, ref, episode, trig, reason, counts, ep_active,
-                    ep_last, ep_end, ep_cur, ep_next, rgap_at, ep_amb, ep_row, amb_run, i, h, u, d):
+def amb_run_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, ref, episode, trig, reason,
+                    counts, ep_active, ep_last, ep_end, ep_cur, ep_next, rgap_at, ep_amb, ep_row,
+                    amb_run, pin, i, h, u, d):
     """A timeout restart taken with doubt while a run was under way: a copy if this
-    request goes on with that run."""
+    request goes on with that run; else a restart, and for a READ or atomic, maybe
+    the implied NAK of a response lost after the tap (`_unseen_implied`)."""
     r = amb_run[h, 0]
     if r >= 0:
         amb_run[h, 0] = -1
@@ -240,3 +247,9 @@ def amb_run_decided(upsn, paylen, prev_tx, ts, flags, ref, episode, trig, reason
             rgap_at[h] = amb_run[h, 5]      # (the skip it recorded was none)
             ep_row[h] = amb_run[h, 6]
             ep_amb[h] = False
+        elif cls[r] & (C_READ_REQ | C_ATOMIC_REQ) and reason[r] == REASON_TIMEOUT:
+            t = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, r, h, upsn[r])
+            if t >= 0:
+                trig[r] = t
+                reason[r] = REASON_IMPLIED
+                counts[h, K_TIMEOUTS] -= 1

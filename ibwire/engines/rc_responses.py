@@ -27,9 +27,9 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 from ibwire.analysis.rc_rules import (
-    C_ACK, F_DUP_ACK, F_IMPLIED, F_NAK, F_RESP_GAP, F_RETRY_START, F_RNR, K_ACKS, K_DUP_ACKS,
-    K_IMPLIED, K_NAK0, K_RESP_GAPS, K_RNR, READ_FIFO, REASON_NAK_SEQ, REASON_RNR, SYN_ACK, SYN_NAK,
-    SYN_RNR,
+    C_ACK, F_AMBIGUOUS, F_DUP_ACK, F_IMPLIED, F_NAK, F_RESP_GAP, F_RETRY_START, F_RNR, K_ACKS,
+    K_DUP_ACKS, K_IMPLIED, K_NAK0, K_RESP_GAPS, K_RNR, READ_FIFO, REASON_NAK_SEQ, REASON_RNR,
+    SYN_ACK, SYN_NAK, SYN_RNR,
 )
 
 from numba import njit
@@ -40,8 +40,9 @@ from ibwire.engines.rc_shared import (
 )
 
 
-@njit(cache=True)
-def _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, trig, reason, h, p, floor):
+@njit
+def _retry_covers(upsn, flags, acked, fifo, f_head, f_len, ep_row, trig, reason, pin, h, p,
+                  floor):
     """A retry from PSN r is under way until the oldest unacknowledged PSN (an
     incomplete READ's missing response included) passes r; an implied NAK or a NAK for
     p >= r then changes nothing: the restart covers it (rxe ignores it,
@@ -49,7 +50,9 @@ def _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, trig, reason, h, p, 
     named if lower (the run's first resends missing at the tap). `floor`: what the
     response acknowledges before the requester acts on it (a READ response: every PSN
     before its READ; a NAK: before its PSN; an ACK covering a READ that misses
-    responses: nothing, the READ is found first)."""
+    responses: nothing, the READ is found first). A READ or atomic a restart resent
+    stays unacknowledged until its own response comes (`pin`), whatever ACKs the
+    tap saw before."""
     e = ep_row[h]
     if e < 0:
         return False
@@ -60,6 +63,8 @@ def _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, trig, reason, h, p, 
     una = max(acked[h], floor)
     if f_len[h] > 0 and fifo[h, f_head[h], 1] < una:
         una = fifo[h, f_head[h], 1]
+    if 0 <= pin[h, 0] < una and not flags[pin[h, 1]] & F_AMBIGUOUS:
+        una = pin[h, 0]
     return una <= r <= p
 
 
@@ -86,8 +91,11 @@ def dropped(flags, counts, epsn, i, h, c, u, s, kind):
 
 def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind, cz, retrying,
                   fifo, f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt, ep_row, trig, reason,
-                  i, h, u):
+                  pin, i, h, u):
     """A READ response or atomic ACK against the FIFO of outstanding requests."""
+    if u == pin[h, 0]:
+        pin[h, 0] = -1      # the restarted READ's own response: acknowledged now
+        pin[h, 2] = i
     if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
         min_rtt[h] = rtt[i]         # a round trip too (READ-only streams have no ACKs)
     if f_len[h] > 0:
@@ -102,8 +110,8 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
             # Marked and counted once per hole: later responses past it show the
             # same hole, until the requester resends its PSN; not while a retry
             # from that PSN or before is under way (the requester ignores it).
-            covered = _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, trig, reason, h,
-                                    f_next, f_first if u < f_end else f_end)
+            covered = _retry_covers(upsn, flags, acked, fifo, f_head, f_len, ep_row, trig, reason,
+                                    pin, h, f_next, f_first if u < f_end else f_end)
             first = rd_gap[h] != f_next and not covered
             if first:
                 _mark(flags, counts, i, h, F_IMPLIED | F_RESP_GAP, K_IMPLIED)
@@ -144,8 +152,8 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
                     elif u > l_next and not (
                             rd_rs[h, 0] == l_next and min_rtt[h] >= 0 and
                             ts[i] - ts[rd_rs[h, 1]] < min_rtt[h]) and \
-                            not _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, trig,
-                                              reason, h, l_next, fifo[h, later, 0]):
+                            not _retry_covers(upsn, flags, acked, fifo, f_head, f_len, ep_row, trig,
+                                              reason, pin, h, l_next, fifo[h, later, 0]):
                         _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, l_next, i)
                         trig_kind[h] |= T_IMPLIED
                         if trig_u[h] < 0:
@@ -158,8 +166,8 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
 
 
 def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, trig_kind, cz,
-        retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, ep_row, trig, reason, i, h,
-        c, u, s):
+        retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, ep_row, trig, reason, pin,
+        i, h, c, u, s):
     """An ACK."""
     if c & C_ACK:
         counts[h, K_ACKS] += 1
@@ -171,8 +179,8 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
             if u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
                 # Once per hole (read_response). A retry from that PSN or before
                 # under way covers it: the requester ignores it, no cause.
-                covered = _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, trig, reason, h,
-                                        fifo[h, slot, 1], 0)
+                covered = _retry_covers(upsn, flags, acked, fifo, f_head, f_len, ep_row, trig,
+                                        reason, pin, h, fifo[h, slot, 1], 0)
                 first = rd_gap[h] != fifo[h, slot, 1] and not covered
                 if first:
                     _mark(flags, counts, i, h, F_IMPLIED, K_IMPLIED)
@@ -206,8 +214,8 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
 
 
 def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u,
-        rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, ep_row, trig, reason, i,
-        h, u, s, kind):
+        rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, ep_row, trig, reason,
+        pin, i, h, u, s, kind):
     """A NAK or an RNR NAK."""
     code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
     if kind == SYN_RNR:
@@ -223,8 +231,8 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
             counts[h, K_NAK0 + code] += 1
         if code == 0:
             _note_cause(cz, trig_kind, h, CZ_NAK, T_NAK, u, i)
-            if cz[h, CZ_NAK, 1] == i and _retry_covers(upsn, acked, fifo, f_head, f_len,
-                                                       ep_row, trig, reason, h, u, u):
+            if cz[h, CZ_NAK, 1] == i and _retry_covers(upsn, flags, acked, fifo, f_head, f_len,
+                                                       ep_row, trig, reason, pin, h, u, u):
                 # A retry from u or before is under way: the requester ignores it
                 # (IBA 9.7.5.1.3; rxe: `started_retry`). Still pending for the rules
                 # that ask whether a cause is, but no restart answers it.
@@ -253,8 +261,8 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
                     trig_u[h] = fifo[h, slot, 1]
                 if new_hole or not trig_kind[h] & T_IMPLIED:
                     _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, fifo[h, slot, 1], i)
-                    if _retry_covers(upsn, acked, fifo, f_head, f_len, ep_row, trig, reason, h,
-                                     fifo[h, slot, 1], 0):
+                    if _retry_covers(upsn, flags, acked, fifo, f_head, f_len, ep_row, trig, reason,
+                                     pin, h, fifo[h, slot, 1], 0):
                         cz[h, CZ_IMPLIED, 2] = 1    # ignored, as above
                 trig_kind[h] |= T_IMPLIED
         if u > acked[h]:

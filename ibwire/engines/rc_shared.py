@@ -24,20 +24,20 @@ CZ_NAK, CZ_RNR, CZ_IMPLIED = 0, 1, 2    # ... their rows of `cz`: T_X = 1 << CZ_
 CRC_BAD = 0
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always")
 def _mark(flags, counts, i, h, flag, k):
     """Row i gets `flag`; its half-connection h counts one more `k`."""
     flags[i] |= flag
     counts[h, k] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always")
 def _rnr_wait_ns(syndrome):
     """The least wait an RNR NAK with this syndrome asks of the requester."""
     return RNR_TIMER_NS[(syndrome >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK]
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always")
 def _note_cause(cz, trig_kind, h, j, bit, p, row):
     """Cause `bit` (row j of `cz`) names PSN p at `row`: remembered unless the same
     cause, still pending, already named p (a requester acts on the first of them)."""
@@ -47,7 +47,7 @@ def _note_cause(cz, trig_kind, h, j, bit, p, row):
         cz[h, j, 2] = 0
 
 
-@njit(cache=True)
+@njit
 def _pick_cause(cz, k, h, u, ts, i):
     """Which pending cause (bits `k`) a restart at PSN u, row i, answers: its `cz` row,
     -1 for none. A cause names the PSN its restart begins at, so one past u cannot have
@@ -67,7 +67,7 @@ def _pick_cause(cz, k, h, u, ts, i):
     return got
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always")
 def _skipping_run(rgaps, h, u, slot, ep):
     """The episode of the latest resend run recorded (`rgaps`) as having skipped PSN
     u, leaving out ring slot `slot` and episode `ep` (-1: none left out); -1 if none."""

@@ -13,8 +13,9 @@ from __future__ import annotations  # noqa: I001 - the rule names below stay com
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_ACK, C_ATOMIC_ACK, C_READ_RESP, C_REQUEST, C_RESPONSE, F_LOST_AFTER, K_LOST_AFTER,
-    MAX_REACTION_NS, READ_FIFO, SYN_ACK, SYN_NAK,
+    C_ACK, C_ATOMIC_ACK, C_ATOMIC_REQ, C_READ_REQ, C_READ_RESP, C_REQUEST, C_RESPONSE,
+    F_AMBIGUOUS, F_EPISODE, F_LOST_AFTER, K_LOST_AFTER, MAX_REACTION_NS, READ_FIFO, SYN_ACK,
+    SYN_NAK,
 )
 from ibwire.engines.rc_shared import (
     CRC_BAD, SYN_TYPE_MASK, SYN_TYPE_SHIFT, SYN_VALUE_MASK, SYN_VALUE_SHIFT,
@@ -23,21 +24,23 @@ from ibwire.engines.rc_shared import (
 _LOOK_BACK = 4096       # rows searched for the response a READ's restart missed
 
 
-@njit(cache=True)
-def _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, i, h, u):
+@njit
+def _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, i, h, u):
     """A READ or atomic request resent at PSN u, no cause seen: if the tap saw the
     response at u pass (lost after it: the requester never got it, or it would not
     restart there) since the last request at or below u, and then a response past u,
     that one showed the requester the hole (an implied NAK, IBA 9.7.4.1.5). Returns
     its row, if the restart came within a requester's reaction after it, and marks
-    the response at u lost after the capture point; else -1 (a timeout)."""
+    the response at u lost after the capture point; else -1 (a timeout). A response
+    that came while an earlier restart's READ at or before u awaited its own response
+    (`pin`) showed nothing: a retry covering u was under way (IBA 9.7.5.1.3)."""
     after = -1
     for r in range(i - 1, max(i - _LOOK_BACK, 0) - 1, -1):
         if hc[r] != h:
             continue
         if cls[r] & C_REQUEST:
-            if upsn[r] <= u:
-                return -1
+            if upsn[r] <= u and flags[r] & F_EPISODE:
+                return -1   # an earlier restart at or below u: it may have answered u
             continue
         if not cls[r] & C_RESPONSE or icrc[r] == CRC_BAD:
             continue
@@ -48,12 +51,30 @@ def _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, i, h, u):
                 flags[r] |= F_LOST_AFTER
                 counts[h, K_LOST_AFTER] += 1
             return after
-        if upsn[r] > u:
+        if upsn[r] > u and not (pin[h, 1] < r and (pin[h, 2] < 0 or r < pin[h, 2])
+                                and 0 <= pin[h, 3] <= u and not flags[pin[h, 1]] & F_AMBIGUOUS):
             after = r
     return -1
 
 
-@njit(cache=True)
+@njit
+def _pin_restart(pin, cls, h, r, u):
+    """Row r restarts at PSN u: a READ or atomic there leaves the requester's oldest
+    unacknowledged PSN at u until its own response comes, whatever ACKs of later PSNs
+    the tap saw (they are blocked behind it, IBA 9.7.4.1.5); any other restart ends an
+    earlier one's hold. (While the start may be a late or duplicated copy, flagged,
+    the hold does not count: its response may never come.)"""
+    if cls[r] & (C_READ_REQ | C_ATOMIC_REQ):
+        pin[h, 0] = u
+        pin[h, 1] = r
+        pin[h, 2] = -1
+        pin[h, 3] = u
+    elif pin[h, 0] >= 0:
+        pin[h, 0] = -1
+        pin[h, 2] = r
+
+
+@njit
 def _unheard_acks(hc, cls, syn, upsn, icrc, ts, flags, counts, lo, i, h, u):
     """A timeout restart at PSN u, row i (its previous copy at row lo): every ACK of u
     or later (and sequence NAK past u) the tap saw between them, longer than a
@@ -70,7 +91,7 @@ def _unheard_acks(hc, cls, syn, upsn, icrc, ts, flags, counts, lo, i, h, u):
             counts[h, K_LOST_AFTER] += 1
 
 
-@njit(cache=True)
+@njit
 def _drop_answered(fifo, f_head, f_len, h, u):
     """A restart at PSN u for a NAK or RNR NAK naming u: the requester had every
     response below u (else it would restart at the first one missing, IBA 9.7.4.1.5),
