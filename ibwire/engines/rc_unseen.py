@@ -33,14 +33,22 @@ def _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, i, h, u):
     its row, if the restart came within a requester's reaction after it, and marks
     the response at u lost after the capture point; else -1 (a timeout). A response
     that came while an earlier restart's READ at or before u awaited its own response
-    (`pin`) showed nothing: a retry covering u was under way (IBA 9.7.5.1.3)."""
+    (`pin`) showed nothing: a retry covering u was under way (IBA 9.7.5.1.3). After
+    a restart at or below u re-requesting a READ or atomic, the first response past
+    u (the one at u lost before the tap) is the implied NAK as well."""
     after = -1
     for r in range(i - 1, max(i - _LOOK_BACK, 0) - 1, -1):
         if hc[r] != h:
             continue
         if cls[r] & C_REQUEST:
             if upsn[r] <= u and flags[r] & F_EPISODE:
-                return -1   # an earlier restart at or below u: it may have answered u
+                # An earlier restart at or below u. A READ or atomic there: a response
+                # past u since (none at u: lost before the tap) showed the hole. Else
+                # it may have answered u.
+                if cls[r] & (C_READ_REQ | C_ATOMIC_REQ) and after >= 0 and \
+                        ts[i] - ts[after] < MAX_REACTION_NS:
+                    return after
+                return -1
             continue
         if not cls[r] & C_RESPONSE or icrc[r] == CRC_BAD:
             continue
