@@ -150,6 +150,18 @@ def test_hole_in_a_reread_read(tmp_path):
                   messages=30) == ("implied_nak", 121, 128)
 
 
+def test_rnr_nak_moves_the_retry_point_past_a_read_hole(tmp_path):
+    """A READ re-read from 120 (its response later lost after the tap) while an RNR NAK
+    refuses 130: the hole its implicit ACK shows is covered by the re-read, and
+    ignored; but the RNR NAK moved the requester's retry point to 130, so the
+    sequence NAK for 130 right after shows the hole at 120 again, uncovered: the
+    restart at 120 after the RNR wait answers that NAK's implied NAK (208), not the
+    ACK after it (222)."""
+    assert _start(tmp_path, 234, 649, loss=0.02, loss_before_tap=0.5, rnr=0.05, corrupt=0.02,
+                  encap="roce1", bidirectional=True, psn_start=16777066,
+                  messages=30) == ("implied_nak", 208, 234)
+
+
 def test_restart_at_the_nak_psn_with_its_first_resend_unseen(tmp_path):
     """The run's first resend fills a hole the capture missed, decided at the next
     request: at the PSN the NAK named, so the requester had every READ response

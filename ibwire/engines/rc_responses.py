@@ -36,12 +36,12 @@ from numba import njit
 
 from ibwire.engines.rc_shared import (
     CZ_IMPLIED, CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR, _mark,
-    _note_cause,
+    _note_cause, _revive_cause,
 )
 
 
 @njit
-def _retry_covers(upsn, flags, acked, fifo, f_head, f_len, ep_row, trig, reason, pin, h, p,
+def _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig, reason, pin, h, p,
                   floor):
     """A retry from PSN r is under way until the oldest unacknowledged PSN (an
     incomplete READ's missing response included) passes r; an implied NAK or a NAK for
@@ -52,7 +52,10 @@ def _retry_covers(upsn, flags, acked, fifo, f_head, f_len, ep_row, trig, reason,
     before its READ; a NAK: before its PSN; an ACK covering a READ that misses
     responses: nothing, the READ is found first). A READ or atomic a restart resent
     stays unacknowledged until its own response comes (`pin`), whatever ACKs the
-    tap saw before."""
+    tap saw before. An RNR NAK since the run's start, for a PSN past p, moved r there:
+    the requester acked every PSN before it and resends from it once its timer runs
+    out, so p is no longer covered. (For p at or past it, r stays: the RNR NAK may
+    have been lost after the tap, which only the resend's timing shows.)"""
     e = ep_row[h]
     if e < 0:
         return False
@@ -60,6 +63,8 @@ def _retry_covers(upsn, flags, acked, fifo, f_head, f_len, ep_row, trig, reason,
     if trig[e] >= 0 and (reason[e] == REASON_NAK_SEQ or reason[e] == REASON_RNR) and \
             upsn[trig[e]] < r:
         r = upsn[trig[e]]
+    if cz[h, CZ_RNR, 1] > e and p < cz[h, CZ_RNR, 0]:
+        r = cz[h, CZ_RNR, 0]
     una = max(acked[h], floor)
     if f_len[h] > 0 and fifo[h, f_head[h], 1] < una:
         una = fifo[h, f_head[h], 1]
@@ -110,8 +115,8 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
             # Marked and counted once per hole: later responses past it show the
             # same hole, until the requester resends its PSN; not while a retry
             # from that PSN or before is under way (the requester ignores it).
-            covered = _retry_covers(upsn, flags, acked, fifo, f_head, f_len, ep_row, trig, reason,
-                                    pin, h, f_next, f_first if u < f_end else f_end)
+            covered = _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig,
+                                    reason, pin, h, f_next, f_first if u < f_end else f_end)
             first = rd_gap[h] != f_next and not covered
             if first:
                 _mark(flags, counts, i, h, F_IMPLIED | F_RESP_GAP, K_IMPLIED)
@@ -128,6 +133,8 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
                 if first or not trig_kind[h] & T_IMPLIED:
                     # (A hole shown before, again: no news, if a later one came since.)
                     _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, f_next, i)
+                else:
+                    _revive_cause(cz, h, CZ_IMPLIED, f_next, i)
                 trig_kind[h] |= T_IMPLIED
         if u >= f_first and u == f_next:
             rd_row[h] = i
@@ -152,8 +159,8 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
                     elif u > l_next and not (
                             rd_rs[h, 0] == l_next and min_rtt[h] >= 0 and
                             ts[i] - ts[rd_rs[h, 1]] < min_rtt[h]) and \
-                            not _retry_covers(upsn, flags, acked, fifo, f_head, f_len, ep_row, trig,
-                                              reason, pin, h, l_next, fifo[h, later, 0]):
+                            not _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row,
+                                              trig, reason, pin, h, l_next, fifo[h, later, 0]):
                         _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, l_next, i)
                         trig_kind[h] |= T_IMPLIED
                         if trig_u[h] < 0:
@@ -179,7 +186,7 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
             if u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
                 # Once per hole (read_response). A retry from that PSN or before
                 # under way covers it: the requester ignores it, no cause.
-                covered = _retry_covers(upsn, flags, acked, fifo, f_head, f_len, ep_row, trig,
+                covered = _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig,
                                         reason, pin, h, fifo[h, slot, 1], 0)
                 first = rd_gap[h] != fifo[h, slot, 1] and not covered
                 if first:
@@ -195,6 +202,8 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
                         trig_row[h] = i
                     if first or not trig_kind[h] & T_IMPLIED:
                         _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, fifo[h, slot, 1], i)
+                    else:
+                        _revive_cause(cz, h, CZ_IMPLIED, fifo[h, slot, 1], i)
                     trig_kind[h] |= T_IMPLIED
         if u + 1 > acked[h]:
             acked_n[i] = u + 1 - acked[h]
@@ -218,6 +227,10 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
         pin, i, h, u, s, kind):
     """A NAK or an RNR NAK."""
     code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
+    # Whether a retry covers a READ hole its implicit ACK reveals: judged before this
+    # RNR NAK moves the retry point (the requester finds the hole first).
+    imp_cov = f_len[h] > 0 and _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row,
+                                             trig, reason, pin, h, fifo[h, f_head[h], 1], 0)
     if kind == SYN_RNR:
         _mark(flags, counts, i, h, F_RNR, K_RNR)
         _note_cause(cz, trig_kind, h, CZ_RNR, T_RNR, u, i)
@@ -231,8 +244,9 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
             counts[h, K_NAK0 + code] += 1
         if code == 0:
             _note_cause(cz, trig_kind, h, CZ_NAK, T_NAK, u, i)
-            if cz[h, CZ_NAK, 1] == i and _retry_covers(upsn, flags, acked, fifo, f_head, f_len,
-                                                       ep_row, trig, reason, pin, h, u, u):
+            if cz[h, CZ_NAK, 1] == i and _retry_covers(upsn, flags, cz, acked, fifo, f_head,
+                                                       f_len, ep_row, trig, reason, pin, h, u,
+                                                       u):
                 # A retry from u or before is under way: the requester ignores it
                 # (IBA 9.7.5.1.3; rxe: `started_retry`). Still pending for the rules
                 # that ask whether a cause is, but no restart answers it.
@@ -261,9 +275,10 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
                     trig_u[h] = fifo[h, slot, 1]
                 if new_hole or not trig_kind[h] & T_IMPLIED:
                     _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, fifo[h, slot, 1], i)
-                    if _retry_covers(upsn, flags, acked, fifo, f_head, f_len, ep_row, trig, reason,
-                                     pin, h, fifo[h, slot, 1], 0):
+                    if imp_cov:
                         cz[h, CZ_IMPLIED, 2] = 1    # ignored, as above
+                elif not imp_cov:
+                    _revive_cause(cz, h, CZ_IMPLIED, fifo[h, slot, 1], i)
                 trig_kind[h] |= T_IMPLIED
         if u > acked[h]:
             acked[h] = u

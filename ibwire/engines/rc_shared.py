@@ -47,6 +47,15 @@ def _note_cause(cz, trig_kind, h, j, bit, p, row):
         cz[h, j, 2] = 0
 
 
+@njit(inline="always")
+def _revive_cause(cz, h, j, p, row):
+    """Cause row j names PSN p again at `row`, no retry covering it now: if the one
+    pending for p was ignored (a retry covered it then), this one counts."""
+    if cz[h, j, 2] == 1 and cz[h, j, 0] == p:
+        cz[h, j, 1] = row
+        cz[h, j, 2] = 0
+
+
 @njit
 def _pick_cause(cz, k, h, u, ts, i):
     """Which pending cause (bits `k`) a restart at PSN u, row i, answers: its `cz` row,
