@@ -162,6 +162,15 @@ def test_rnr_nak_moves_the_retry_point_past_a_read_hole(tmp_path):
                   messages=30) == ("implied_nak", 208, 234)
 
 
+def test_skipped_psn_resent_in_order_after_a_nak_starts_its_run(tmp_path):
+    """A run skipped 142 (its resend lost before the tap); a NAK then names 141 and
+    142 comes again, followed by 143: with no copy ever delayed on this network, not
+    the skipped resend arriving late but the NAK's restart, its first resend (141)
+    lost before the tap."""
+    assert _start(tmp_path, 112, 4078, loss=0.06, loss_before_tap=1.0, corrupt=0.02,
+                  bidirectional=True, psn_start=16777113, messages=30) == ("nak_seq", 109, 112)
+
+
 def test_restart_at_the_nak_psn_with_its_first_resend_unseen(tmp_path):
     """The run's first resend fills a hole the capture missed, decided at the next
     request: at the PSN the NAK named, so the requester had every READ response

@@ -145,15 +145,17 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
 
 
 def late_resend(paylen, first_tx, flags, ref, episode, msg, counts, lr_row, rnr_late, lr_next,
-                lr_lost, i, h, u, consume, timer, late_rerun, late_amb, lost_back):
-    """The late resend of a run that skipped this PSN."""
+                lr_lost, lr_cause, i, h, u, consume, timer, held, late_rerun, late_amb, lost_back):
+    """The late resend of a run that skipped this PSN (with no cause seen, or one
+    pending for an earlier PSN: the next request decides whether it starts a run)."""
     if u == rnr_late[h, 0] and late_rerun == episode[rnr_late[h, 1]]:
         flags[i] |= F_RNR_RETRY     # the RNR retry, delayed
         rnr_late[h, 0] = -1
-    if timer:
+    if timer or held:
         lr_row[h] = i
         lr_next[h] = u + consume
         lr_lost[h] = lost_back
+        lr_cause[h] = held
     flags[i] |= F_RETX
     if late_amb:
         flags[i] |= F_AMBIGUOUS

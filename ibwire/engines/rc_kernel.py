@@ -68,7 +68,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "35ae52dca0cf"
+RC_HELPERS_DIGEST = "30e45ce35e14"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -132,6 +132,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     jmp = np.full((n_hc, 5), -1, dtype=np.int64)
     lr_next = np.zeros(n_hc, dtype=np.int64)
     lr_lost = np.zeros(n_hc, dtype=np.bool_)
+    lr_cause = np.zeros(n_hc, dtype=np.bool_)  # ... taken while a cause was pending
     # A run taken from a copy too soon for any timer (no cause seen): its start and next
     # packet stay flagged unless a third continues it in order (late copies come singly
     # or in pairs, a run goes on).
@@ -208,9 +209,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                          trig_kind, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps,
                          rgap_at, jmp, delays, i, h, u, d, seen)
             n_ep = late_resend_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig,
-                                       reason, counts, high, acked, ep_active, ep_last, ep_end,
-                                       ep_cur, ep_next, retrying, rgaps, lr_row, lr_next, lr_lost,
-                                       ep_amb, pin, i, h, u, d, seen, n_ep)
+                                       reason, counts, high, acked, trig_u, trig_row, trig_kind,
+                                       cz, rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
+                                       retrying, nak_new, rgaps, rgap_at, lr_row, lr_next,
+                                       lr_lost, lr_cause, ep_amb, ep_row, delays, pin, fifo,
+                                       f_head, f_len, i, h, u, d, seen, n_ep)
             n_ep = copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode,
                                 trig, reason, counts, high, acked, trig_u, trig_row, trig_kind, cz,
                                 rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying,
@@ -233,12 +236,13 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
                                    i, h, u, seen, cause, run, quick, unsure, stale, copy, held,
                                    in_gap)
-                if (late_rerun >= 0 and not timer) or stale:
+                if (late_rerun >= 0 and not timer and not held) or stale:
+                    # (Held: decided at the next request, `late_resend_decided`.)
                     delays[h] = True
                 if late_rerun >= 0:
                     late_resend(paylen, first_tx, flags, ref, episode, msg, counts, lr_row,
-                                rnr_late, lr_next, lr_lost, i, h, u, consume, timer, late_rerun,
-                                late_amb, lost_back)
+                                rnr_late, lr_next, lr_lost, lr_cause, i, h, u, consume, timer, held,
+                                late_rerun, late_amb, lost_back)
                 elif stale:
                     stale_original(first_tx, prev_tx, flags, counts, gaps, i, h, u)
                 elif copy or (held and seen):
