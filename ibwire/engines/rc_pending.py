@@ -131,47 +131,43 @@ def late_resend_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, r
     r = lr_row[h]
     if r >= 0:
         lr_row[h] = -1
-        if lr_cause[h]:
-            if seen and d < 0 and upsn[r] < u <= lr_next[h] and 0 <= trig_u[h] <= upsn[r] \
-                    and trig_kind[h] != 0 and not delays[h]:
-                # The restart for the cause pending for an earlier PSN, in order (a
-                # skipped resend's late copy comes alone, and this network has shown
-                # no copy delayed past later ones): a new run.
-                flags[r] = (flags[r] & ~(F_AMBIGUOUS | F_RNR_RETRY)) | F_EPISODE
-                counts[h, K_RETX] -= 1
-                counts[h, K_RETX_BYTES] -= paylen[r]
-                if lr_lost[h]:
-                    counts[h, K_LOST_BEFORE] += 1
+        in_order = seen and d < 0 and upsn[r] < u <= lr_next[h]
+        # Held while a cause for an earlier PSN was pending: that cause's restart, in
+        # order (a skipped resend's late copy comes alone), unless this network has
+        # shown copies delayed past later ones; else the skipped resend, delayed.
+        by_cause = lr_cause[h] and in_order and 0 <= trig_u[h] <= upsn[r] and \
+            trig_kind[h] != 0 and not delays[h]
+        if lr_cause[h] and not by_cause:
+            delays[h] = True
+        # (No cause: promptly a later PSN, those between lost before the tap, counts
+        # too when no restart could begin there, no ACK having passed the late resend,
+        # and no earlier run skipped it: else it may be that run's resend, late too.)
+        past = u > lr_next[h] and acked[h] <= upsn[r] and \
+            ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and _skipping_run(rgaps, h, u, -1, -1) < 0
+        by_timer = not lr_cause[h] and seen and d < 0 and (in_order or past)
+        if by_cause or by_timer:
+            # The next request resends the PSN after it (or one inside its READ,
+            # restarted part-way): a restart there (a run goes on in order), not an
+            # old run's resend.
+            flags[r] = (flags[r] & ~(F_AMBIGUOUS | F_RNR_RETRY)) | F_EPISODE
+            counts[h, K_RETX] -= 1
+            counts[h, K_RETX_BYTES] -= paylen[r]
+            if lr_lost[h]:
+                counts[h, K_LOST_BEFORE] += 1
+            if by_cause:
                 n_ep = _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode,
                                       trig, ep_cur, ep_active, ep_end, ep_last,
                                       ep_next, high, upsn, ts, trig_u, trig_row, trig_kind, cz,
                                       nak_new, rnr_u, retrying, rgaps, rgap_at,
                                       True, hc, cls, icrc, flags, pin, fifo,
                                       f_head, f_len)
-                ep_amb[h] = False
                 ep_row[h] = r
             else:
-                delays[h] = True    # it was the skipped resend, delayed
-        else:
-            # (Promptly a later PSN, those between lost before the tap, counts too when
-            # no restart could begin there, no ACK having passed the late resend, and
-            # no earlier run skipped it: else it may be that run's resend, late too.)
-            past = u > lr_next[h] and acked[h] <= upsn[r] and \
-                ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and _skipping_run(rgaps, h, u, -1, -1) < 0
-            if seen and d < 0 and (upsn[r] < u <= lr_next[h] or past):
-                # The next request resends the PSN after it (or one inside its READ,
-                # restarted part-way): the requester's timer restarted there (a run
-                # goes on in order), not an old run's resend.
-                flags[r] = (flags[r] & ~(F_AMBIGUOUS | F_RNR_RETRY)) | F_EPISODE
-                counts[h, K_RETX] -= 1
-                counts[h, K_RETX_BYTES] -= paylen[r]
-                if lr_lost[h]:
-                    counts[h, K_LOST_BEFORE] += 1
                 n_ep = _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode,
                                         ep_cur, ep_active, ep_end, ep_last, ep_next,
                                         retrying, high, upsn, hc, cls, icrc, ts,
                                         flags, trig, pin)
-                ep_amb[h] = False
+            ep_amb[h] = False
     return n_ep
 
 
