@@ -155,18 +155,17 @@ def late_resend_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, r
             if lr_lost[h]:
                 counts[h, K_LOST_BEFORE] += 1
             if by_cause:
-                n_ep = _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode,
-                                      trig, ep_cur, ep_active, ep_end, ep_last,
-                                      ep_next, high, upsn, ts, trig_u, trig_row, trig_kind, cz,
-                                      nak_new, rnr_u, retrying, rgaps, rgap_at,
-                                      True, hc, cls, icrc, flags, pin, fifo,
-                                      f_head, f_len)
+                # (Sure: the next request continued it in order.)
+                n_ep = _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig,
+                                      ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn,
+                                      ts, trig_u, trig_row, trig_kind, cz, nak_new, rnr_u,
+                                      retrying, rgaps, rgap_at, in_order, hc, cls, icrc, flags,
+                                      pin, fifo, f_head, f_len)
                 ep_row[h] = r
             else:
-                n_ep = _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode,
-                                        ep_cur, ep_active, ep_end, ep_last, ep_next,
-                                        retrying, high, upsn, hc, cls, icrc, ts,
-                                        flags, trig, pin)
+                n_ep = _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
+                                        ep_active, ep_end, ep_last, ep_next, retrying, high,
+                                        upsn, hc, cls, icrc, ts, flags, trig, pin)
             ep_amb[h] = False
     return n_ep
 
