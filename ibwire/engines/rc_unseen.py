@@ -4,8 +4,10 @@ A requester's restart tells what it did and did not receive. A READ re-requested
 from a PSN whose response the tap saw pass lost that response after the tap, and the
 next response past it was the implied NAK (`_unseen_implied`); a timeout restart
 never got the ACKs of that PSN the tap saw well before it (`_unheard_acks`); a
-restart at the PSN a NAK names had every READ response before it (`_drop_answered`).
-Numba functions the episode rules call (`rc_episodes`; rare: not inlined).
+restart at the PSN a NAK names had every READ response before it (`_drop_answered`);
+a restart at a READ leaves the requester waiting for that READ's response before any
+later ACK counts (`_pin_restart`). Numba functions the episode rules call
+(`rc_episodes`, `rc_pending`; rare: not inlined).
 """
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
@@ -28,7 +30,7 @@ _LOOK_BACK = 4096       # rows searched for the response a READ's restart missed
 def _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, i, h, u):
     """A READ or atomic request resent at PSN u, no cause seen: if the tap saw the
     response at u pass (lost after it: the requester never got it, or it would not
-    restart there) since the last request at or below u, and then a response past u,
+    restart there) since the last restart at or below u, and then a response past u,
     that one showed the requester the hole (an implied NAK, IBA 9.7.4.1.5). Returns
     its row, if the restart came within a requester's reaction after it, and marks
     the response at u lost after the capture point; else -1 (a timeout). A response
