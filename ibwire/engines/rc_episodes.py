@@ -236,11 +236,11 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
     if reason[i] == REASON_TIMEOUT:
         retrying[h] = True
     if not flags[i] & F_AMBIGUOUS:
-        if 0 <= (cz[h, cz_j, 0] if cz_j >= 0 else trig_u[h]) < u:
+        named = cz[h, cz_j, 0] if cz_j >= 0 else trig_u[h]
+        if 0 <= named < u:
             # The restart for the cause began at its PSN: the run
             # skipped the PSNs up to this one.
-            _skipped_by_run(h, cz[h, cz_j, 0] if cz_j >= 0 else trig_u[h], u, ep_cur[h], i,
-                            rgaps, rgap_at, 0)
+            _skipped_by_run(h, named, u, ep_cur[h], i, rgaps, rgap_at, 0)
         nak_new[h] = False
         trig_u[h] = -1
         trig_kind[h] = 0

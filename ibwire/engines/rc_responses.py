@@ -35,8 +35,8 @@ from ibwire.analysis.rc_rules import (
 from numba import njit
 
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR, _mark,
-    _note_cause, _revive_cause,
+    CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR, _mark,
+    _note_cause, _note_implied,
 )
 
 
@@ -130,12 +130,7 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
                 if trig_u[h] < 0 or f_next < trig_u[h]:
                     trig_u[h] = f_next
                     trig_row[h] = i
-                if first or not trig_kind[h] & T_IMPLIED:
-                    # (A hole shown before, again: no news, if a later one came since.)
-                    _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, f_next, i)
-                else:
-                    _revive_cause(cz, h, CZ_IMPLIED, f_next, i)
-                trig_kind[h] |= T_IMPLIED
+                _note_implied(cz, trig_kind, h, f_next, i, first, False)
         if u >= f_first and u == f_next:
             rd_row[h] = i
             rd_end[h] = f_end
@@ -161,8 +156,7 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
                             ts[i] - ts[rd_rs[h, 1]] < min_rtt[h]) and \
                             not _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row,
                                               trig, reason, pin, h, l_next, fifo[h, later, 0]):
-                        _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, l_next, i)
-                        trig_kind[h] |= T_IMPLIED
+                        _note_implied(cz, trig_kind, h, l_next, i, True, False)
                         if trig_u[h] < 0:
                             trig_u[h] = l_next
                             trig_row[h] = i
@@ -200,11 +194,7 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
                     if trig_u[h] < 0 or fifo[h, slot, 1] < trig_u[h]:
                         trig_u[h] = fifo[h, slot, 1]
                         trig_row[h] = i
-                    if first or not trig_kind[h] & T_IMPLIED:
-                        _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, fifo[h, slot, 1], i)
-                    else:
-                        _revive_cause(cz, h, CZ_IMPLIED, fifo[h, slot, 1], i)
-                    trig_kind[h] |= T_IMPLIED
+                    _note_implied(cz, trig_kind, h, fifo[h, slot, 1], i, first, False)
         if u + 1 > acked[h]:
             acked_n[i] = u + 1 - acked[h]
             if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
@@ -227,10 +217,13 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
         pin, i, h, u, s, kind):
     """A NAK or an RNR NAK."""
     code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
-    # Whether a retry covers a READ hole its implicit ACK reveals: judged before this
-    # RNR NAK moves the retry point (the requester finds the hole first).
-    imp_cov = f_len[h] > 0 and _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row,
-                                             trig, reason, pin, h, fifo[h, f_head[h], 1], 0)
+    # Its implicit ACK of every PSN before u covers a READ or atomic still missing
+    # responses (a hole, as for an ACK); whether a retry covers that hole is judged
+    # before this RNR NAK moves the retry point (the requester finds the hole first).
+    slot = f_head[h]
+    hole = f_len[h] > 0 and u > fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]
+    imp_cov = hole and _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig,
+                                     reason, pin, h, fifo[h, slot, 1], 0)
     if kind == SYN_RNR:
         _mark(flags, counts, i, h, F_RNR, K_RNR)
         _note_cause(cz, trig_kind, h, CZ_RNR, T_RNR, u, i)
@@ -261,25 +254,16 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
         if trig_u[h] < 0 or u < trig_u[h] or trig_row[h] < 0:
             trig_u[h] = u
         trig_row[h] = i
-        if f_len[h] > 0:
-            # Its implicit ACK of every PSN before u covers a READ or atomic
-            # still missing responses: an implied NAK, as for an ACK.
-            slot = f_head[h]
-            if u > fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
-                new_hole = rd_gap[h] != fifo[h, slot, 1]
-                if new_hole:
-                    flags[i] |= F_IMPLIED
-                    counts[h, K_IMPLIED] += 1
-                    rd_gap[h] = fifo[h, slot, 1]
-                if fifo[h, slot, 1] < trig_u[h]:
-                    trig_u[h] = fifo[h, slot, 1]
-                if new_hole or not trig_kind[h] & T_IMPLIED:
-                    _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, fifo[h, slot, 1], i)
-                    if imp_cov:
-                        cz[h, CZ_IMPLIED, 2] = 1    # ignored, as above
-                elif not imp_cov:
-                    _revive_cause(cz, h, CZ_IMPLIED, fifo[h, slot, 1], i)
-                trig_kind[h] |= T_IMPLIED
+        if hole:
+            # An implied NAK, as for an ACK (ignored while a retry covers it).
+            new_hole = rd_gap[h] != fifo[h, slot, 1]
+            if new_hole:
+                flags[i] |= F_IMPLIED
+                counts[h, K_IMPLIED] += 1
+                rd_gap[h] = fifo[h, slot, 1]
+            if fifo[h, slot, 1] < trig_u[h]:
+                trig_u[h] = fifo[h, slot, 1]
+            _note_implied(cz, trig_kind, h, fifo[h, slot, 1], i, new_hole, imp_cov)
         if u > acked[h]:
             acked[h] = u
         epsn[h] = u

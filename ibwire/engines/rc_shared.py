@@ -48,12 +48,19 @@ def _note_cause(cz, trig_kind, h, j, bit, p, row):
 
 
 @njit(inline="always")
-def _revive_cause(cz, h, j, p, row):
-    """Cause row j names PSN p again at `row`, no retry covering it now: if the one
-    pending for p was ignored (a retry covered it then), this one counts."""
-    if cz[h, j, 2] == 1 and cz[h, j, 0] == p:
-        cz[h, j, 1] = row
-        cz[h, j, 2] = 0
+def _note_implied(cz, trig_kind, h, p, row, fresh, ignored):
+    """A response at `row` shows the READ/atomic hole at PSN p (`fresh`: its first
+    showing; `ignored`: a retry under way covers it, the requester acts not). The
+    implied-NAK cause names it, unless one pending already does (a hole shown again is
+    no news; but one the requester ignored counts now if this showing is not covered)."""
+    if fresh or not trig_kind[h] & T_IMPLIED:
+        _note_cause(cz, trig_kind, h, CZ_IMPLIED, T_IMPLIED, p, row)
+        if ignored:
+            cz[h, CZ_IMPLIED, 2] = 1
+    elif not ignored and cz[h, CZ_IMPLIED, 2] == 1 and cz[h, CZ_IMPLIED, 0] == p:
+        cz[h, CZ_IMPLIED, 1] = row
+        cz[h, CZ_IMPLIED, 2] = 0
+    trig_kind[h] |= T_IMPLIED
 
 
 @njit
