@@ -146,7 +146,7 @@ def test_every_field_module_is_listed():
     import pathlib
     import sys
 
-    from ibwire.fields import FIELD_MODULES
+    from ibwire.registry import FIELD_MODULES
 
     root = pathlib.Path(importlib.import_module("ibwire").__file__).parent
     for module in FIELD_MODULES:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 from ibwire.cli.output import Output
-from ibwire.fields import REGISTRY, Entry
+from ibwire.registry import REGISTRY, Entry
 
 FT = {"uint8": "FT_UINT8", "uint16": "FT_UINT16", "uint24": "FT_UINT24",
       "uint32": "FT_UINT32", "uint64": "FT_UINT64", "bool": "FT_BOOLEAN", "ipv6": "FT_IPv6",
