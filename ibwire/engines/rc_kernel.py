@@ -68,7 +68,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "5e1bcd8107f0"
+RC_HELPERS_DIGEST = "a86b380a45a7"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -208,10 +208,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
                          trig_kind, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps,
                          rgap_at, jmp, delays, i, h, u, d, seen)
-            n_ep = late_resend_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig,
-                                       reason, counts, high, acked, trig_u, trig_row, trig_kind,
-                                       cz, rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
-                                       retrying, nak_new, rgaps, rgap_at, lr_row, lr_next,
+            n_ep = late_resend_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, episode,
+                                       trig, reason, counts, high, acked, trig_u, trig_row,
+                                       trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
+                                       ep_next, retrying, nak_new, rgaps, rgap_at, lr_row, lr_next,
                                        lr_lost, lr_cause, ep_amb, ep_row, delays, pin, fifo,
                                        f_head, f_len, i, h, u, d, seen, n_ep)
             n_ep = copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode,

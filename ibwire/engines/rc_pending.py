@@ -28,7 +28,7 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
-from ibwire.engines.rc_shared import T_IMPLIED, T_RNR, _skipping_run
+from ibwire.engines.rc_shared import T_IMPLIED, T_RNR, _skipped_since, _skipping_run
 from ibwire.engines.rc_unseen import _unseen_implied
 
 
@@ -121,11 +121,11 @@ def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, count
             delays[h] = True
 
 
-def late_resend_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, reason, counts,
-                        high, acked, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last,
-                        ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, lr_row, lr_next,
-                        lr_lost, lr_cause, ep_amb, ep_row, delays, pin, fifo, f_head, f_len, i, h,
-                        u, d, seen, n_ep):
+def late_resend_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, episode, trig, reason,
+                        counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active,
+                        ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, lr_row,
+                        lr_next, lr_lost, lr_cause, ep_amb, ep_row, delays, pin, fifo, f_head,
+                        f_len, i, h, u, d, seen, n_ep):
     """A late resend left pending: a run's start if this one resends the next PSN (the
     pending cause's, its first resends lost before the tap; else a timeout's)."""
     r = lr_row[h]
@@ -141,9 +141,11 @@ def late_resend_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, r
             delays[h] = True
         # (No cause: promptly a later PSN, those between lost before the tap, counts
         # too when no restart could begin there, no ACK having passed the late resend,
-        # and no earlier run skipped it: else it may be that run's resend, late too.)
+        # and no earlier run skipped it: else it may be that run's resend, late too;
+        # not a run older than one that resent it since, which it follows at the tap.)
+        prev_ep = episode[prev_tx[i]] if seen and flags[prev_tx[i]] & F_RETX else -1
         past = u > lr_next[h] and acked[h] <= upsn[r] and \
-            ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and _skipping_run(rgaps, h, u, -1, -1) < 0
+            ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and not _skipped_since(rgaps, h, u, prev_ep)
         by_timer = not lr_cause[h] and seen and d < 0 and (in_order or past)
         if by_cause or by_timer:
             # The next request resends the PSN after it (or one inside its READ,

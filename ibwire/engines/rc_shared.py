@@ -92,3 +92,12 @@ def _skipping_run(rgaps, h, u, slot, ep):
         if g != slot and rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 2] != ep:
             got = rgaps[h, g, 2]
     return got
+
+
+@njit(inline="always")
+def _skipped_since(rgaps, h, u, ep):
+    """Whether a resend run later than episode `ep` skipped PSN u (`rgaps`)."""
+    for g in range(GAP_RING):
+        if rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 2] > ep:
+            return True
+    return False

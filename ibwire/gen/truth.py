@@ -40,7 +40,7 @@ analysers are checked against:
   resent the PSN later for another reason (`retry_frame` null). IBA bounds the RNR
   wait only from below, so the first resend of the refused PSN at least the RNR
   timer after the NAK is, at the tap, that NAK's retry. An RNR NAK the capture
-  missed has none (`tap_retry_frame` null): its retry looks like a timeout.
+  missed, or saw damaged (bad ICRC), has none (`tap_retry_frame` null).
 
 Directions are `a2b` (host A -> B) and `b2a`; `destqp`/`psn`/`opcode` are the
 BTH's. `ts_ns` is when the generator acted (sent, dropped, marked) on the capture's
@@ -215,9 +215,12 @@ def tap_view_rnr(rnrs: list[dict[str, Any]], events: list[dict[str, Any]], tap: 
     wait only a minimum, and the loss happened past the tap, so the first resend of the
     refused PSN at least the RNR timer after the NAK is, at the tap, that NAK's retry.
     An RNR NAK the capture missed has no retry the tap can know (null: it sees a
-    timeout-like resend). Otherwise `tap_retry_frame` equals `retry_frame`."""
+    timeout-like resend), nor one the tap saw damaged (corruption happens before the
+    tap: the requester would have dropped it for its bad ICRC even had it arrived).
+    Otherwise `tap_retry_frame` equals `retry_frame`."""
     lost = {e["frame"] for e in events
             if e["kind"] == "loss" and e.get("where") == "after_tap" and e["frame"]}
+    lost -= {e["frame"] for e in events if e["kind"] == "corrupt"}
     ts = {i + 1: fr.ts_ns for i, fr in enumerate(tap.frames)}
     for e in rnrs:
         f = e["frame"]
