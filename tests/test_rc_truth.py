@@ -133,6 +133,22 @@ def test_rnr_nak_lost_after_the_tap(tmp_path):
     assert R.REASON_NAMES[res.reason[234]] == "nak_seq"
 
 
+def test_rnr_retry_lost_before_the_tap_then_a_timeout(tmp_path):
+    """The requester waited out the RNR NAK (frame 337, 0.64 ms) and resent PSN 16,
+    lost before the tap; its timeout resent it again 67 ms later (338), the next
+    request there. At the tap that is the RNR retry, as for an RNR NAK lost after the
+    tap: the two look the same (found by a 1,000-draw sweep)."""
+    path, truth = generate(tmp_path, "rc_loss", 3755, loss=0.06, loss_before_tap=1.0,
+                           rnr=0.05, corrupt=0.02, encap="roce2", messages=30,
+                           bidirectional=True, capture_loss=0.0, psn_start=16777169)
+    rnr = {e["frame"]: e for e in truth["rnr_naks"]}
+    assert rnr[337]["retry_frame"] is None and rnr[337]["retry_wait_ns"] is not None
+    assert rnr[337]["tap_retry_frame"] == 338
+    res, diff = compare(path, truth)
+    assert "rnr_retry" in _flags_of(res, 338)
+    assert check_exact(truth, res, diff) == []
+
+
 def test_damaged_rnr_nak_lost_after_the_tap_has_no_retry(tmp_path):
     """An RNR NAK the tap saw with a bad ICRC, then lost: the requester would have
     dropped it anyway, so the timeout's resend of its PSN 67 ms later is no RNR retry,
