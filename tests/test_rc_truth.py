@@ -133,42 +133,6 @@ def test_rnr_nak_lost_after_the_tap(tmp_path):
     assert R.REASON_NAMES[res.reason[234]] == "nak_seq"
 
 
-def test_rnr_retry_lost_before_the_tap_then_a_timeout(tmp_path):
-    """The requester waited out the RNR NAK (frame 337, 0.64 ms) and resent PSN 16,
-    lost before the tap; its timeout resent it again 67 ms later (338), the next
-    request there. At the tap that is the RNR retry, as for an RNR NAK lost after the
-    tap: the two look the same (found by a 1,000-draw sweep)."""
-    path, truth = generate(tmp_path, "rc_loss", 3755, loss=0.06, loss_before_tap=1.0,
-                           rnr=0.05, corrupt=0.02, encap="roce2", messages=30,
-                           bidirectional=True, capture_loss=0.0, psn_start=16777169)
-    rnr = {e["frame"]: e for e in truth["rnr_naks"]}
-    assert rnr[337]["retry_frame"] is None and rnr[337]["retry_wait_ns"] is not None
-    assert rnr[337]["tap_retry_frame"] == 338
-    res, diff = compare(path, truth)
-    assert "rnr_retry" in _flags_of(res, 338)
-    assert check_exact(truth, res, diff) == []
-
-
-def test_damaged_rnr_nak_lost_after_the_tap_has_no_retry(tmp_path):
-    """An RNR NAK the tap saw with a bad ICRC, then lost: the requester would have
-    dropped it anyway, so the timeout's resend of its PSN 67 ms later is no RNR retry,
-    in the truth's tap view as in the engine (found by a 1,000-draw sweep)."""
-    path, truth = generate(
-        tmp_path, "rc_clean", 37976, ops={"write_imm": 1, "send_imm": 1, "send": 1},
-        sizes=(1, 2, 8), loss=0.05, loss_before_tap=0.0, rnr=0.04, corrupt=0.02, encap="ib",
-        connections=3, ack_every=1, credits="count", pmtu=256, tx_depth=16, rnr_timer=12,
-        cm=True, messages=20)
-    kinds = {e["kind"] for e in truth["events"] if e["frame"] == 127}
-    assert {"corrupt", "loss"} <= kinds
-    rnr = {e["frame"]: e for e in truth["rnr_naks"]}
-    assert rnr[127]["retry_frame"] is None and rnr[127]["tap_retry_frame"] is None
-    res, diff = compare(path, truth)
-    assert {"rnr", "bad_icrc"} <= set(_flags_of(res, 127))
-    assert "rnr_retry" not in _flags_of(res, 154)
-    assert R.REASON_NAMES[res.reason[153]] == "timeout"
-    assert check_exact(truth, res, diff) == []
-
-
 def test_originals_delayed_past_their_resend(tmp_path):
     path, truth = generate(tmp_path, "rc_reorder", 1)
     res, diff = compare(path, truth)
@@ -312,19 +276,3 @@ def test_a_run_through_the_refused_psn_before_the_rnr_timer_is_no_retry(tmp_path
     assert "rnr_retry" not in _flags_of(res, 290)
     assert "rnr_retry" in _flags_of(res, 321)
     assert check_exact(truth, res, diff) == []
-
-
-def test_late_resend_of_a_run_older_than_the_last_resend_is_no_run_start(tmp_path):
-    """A copy of the PSN an RNR retry run skipped, 67 ms later (the requester's
-    timeout), then a later PSN at once (those between lost before the tap): a timeout
-    restart. Not the RNR retry, late: the PSN it moves on to was skipped only by a run
-    older than the latest one that resent it (found by a 1,000-draw sweep)."""
-    path, truth = generate(tmp_path, "rc_loss", 3741, loss=0.02, loss_before_tap=1.0,
-                           rnr=0.05, corrupt=0.02, encap="roce2", messages=30,
-                           bidirectional=True, capture_loss=0.02, psn_start=16777213)
-    res, diff = compare(path, truth)
-    assert check_exact(truth, res, diff) == []
-    assert "rnr_retry" not in _flags_of(res, 309)
-    assert {"retransmission", "go_back_n"} <= set(_flags_of(res, 309))
-    assert R.REASON_NAMES[res.reason[308]] == "timeout"
-    assert res.episode[309] == res.episode[308]     # 310 goes on with its run

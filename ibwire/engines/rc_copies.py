@@ -32,8 +32,8 @@ from ibwire.engines.rc_shared import T_RNR, _mark, _rnr_wait_ns
 
 
 def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind, rnr_u, ep_active,
-             ep_last, gaps, min_rtt, known, rnr_row, rd_row, rd_end, ack_row, ack_u, i, h, c, u,
-             seen):
+             ep_last, gaps, min_rtt, known, rnr_row, rd_row, rd_end, rr_row, ack_row, ack_u, i, h,
+             c, u, seen):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     # Past the refused PSN before the RNR timer ran out: not that RNR NAK's
@@ -59,18 +59,24 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
     # since its last copy (its own resend then lost before the tap), may
     # have lost a response after the tap: an implied NAK the tap cannot
     # see, so only the round trip tells.)
-    hidden = (c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u) or \
-        (rd_row[h] > prev_tx[i] and rd_end[h] == u)
+    # (The READ just before: its response came after this PSN's last copy, so no
+    # round trip bounds the reaction to it. For a READ or atomic, so does any READ
+    # response for the PSN just before: in a READ stream, its READ's re-read.)
+    after_prev = (rd_row[h] > prev_tx[i] and rd_end[h] == u) or \
+        (c & (C_READ_REQ | C_ATOMIC_REQ) != 0 and rr_row[h] > prev_tx[i] and
+         upsn[rr_row[h]] == u - 1)
+    hidden = (c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u) or after_prev
     # Likewise a READ or atomic that an ACK covered since its last copy: the
     # requester takes that ACK for an implied NAK if a response was lost.
     hidden_ack = c & (C_READ_REQ | C_ATOMIC_REQ) and ack_row[h] > prev_tx[i] \
         and ack_u[h] >= u
     rtt_quick = min_rtt[h] >= 0 and ts[i] - ts[prev_tx[i]] < min_rtt[h]
     to_quick = ts[i] - ts[first_tx[i]] < MIN_ACK_TIMEOUT_NS
-    quick = seen and ((rtt_quick and not hidden_ack) or (to_quick and not hidden))
+    quick = seen and ((rtt_quick and not hidden_ack and not after_prev) or
+                      (to_quick and not hidden))
     # A resend, or a network duplicate: flagged when it is taken for a resend.
     unsure = seen and not quick and ((to_quick and hidden) or
-                                     (rtt_quick and hidden_ack))
+                                     (rtt_quick and (hidden_ack or after_prev)))
     # Below a PSN the requester has already restarted at for a NAK (so it
     # knew everything before it acknowledged) and not part of a run: no
     # restart can send it (a READ or atomic may still lack responses).

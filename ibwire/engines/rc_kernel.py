@@ -68,7 +68,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "a86b380a45a7"
+RC_HELPERS_DIGEST = "f0b69e63614d"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -107,6 +107,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     f_len = np.zeros(n_hc, dtype=np.int64)
     min_rtt = np.full(n_hc, -1, dtype=np.int64)
     last_resp = np.full(n_hc, -1, dtype=np.int64)     # previous response row, if no request since
+    rr_row = np.full(n_hc, -1, dtype=np.int64)        # latest READ response row (any)
     seq_nak = np.full(n_hc, -1, dtype=np.int64)       # PSN the latest sequence NAK names, until
     # a request at that PSN (the expected one) or an RNR NAK refusing it passes
     late_row = np.full(n_hc, -1, dtype=np.int64)
@@ -206,8 +207,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 rgap_at, late_row, late_next, late_cause, soon, soon_rows, ep_amb,
                                 ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d, n_ep)
             jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
-                         trig_kind, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps,
-                         rgap_at, jmp, delays, i, h, u, d, seen)
+                         trig_kind, cz, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next,
+                         rgaps, rgap_at, jmp, delays, i, h, u, d, seen)
             n_ep = late_resend_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, episode,
                                        trig, reason, counts, high, acked, trig_u, trig_row,
                                        trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
@@ -231,7 +232,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held = \
                     classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind,
                              rnr_u, ep_active, ep_last, gaps, min_rtt, known, rnr_row, rd_row,
-                             rd_end, ack_row, ack_u, i, h, c, u, seen)
+                             rd_end, rr_row, ack_row, ack_u, i, h, c, u, seen)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
                                    i, h, u, seen, cause, run, quick, unsure, stale, copy, held,
@@ -303,6 +304,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         if icrc[i] == CRC_BAD:
             dropped(flags, counts, epsn, i, h, c, u, s, kind)
             continue
+        if c & C_READ_RESP:
+            rr_row[h] = i
         if c & C_READ_RESP or c & C_ATOMIC_ACK:
             read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind, cz,
                           retrying, fifo, f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt,

@@ -28,7 +28,9 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
-from ibwire.engines.rc_shared import T_IMPLIED, T_RNR, _skipped_since, _skipping_run
+from ibwire.engines.rc_shared import (
+    CZ_NAK, T_IMPLIED, T_NAK, T_RNR, _skipped_since, _skipping_run,
+)
 from ibwire.engines.rc_unseen import _unseen_implied
 
 
@@ -78,8 +80,8 @@ def late_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, reason, 
 
 
 def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
-                 trig_kind, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps, rgap_at, jmp,
-                 delays, i, h, u, d, seen):
+                 trig_kind, cz, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps, rgap_at,
+                 jmp, delays, i, h, u, d, seen):
     """A run packet past the run's next PSN: a late copy if the run resumes there now."""
     r = jmp[h, 0]
     if r >= 0:
@@ -93,9 +95,14 @@ def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, count
         cause_named = trig_u[h] == u or nak_u[h] == u or rnr_u[h] == u or \
             (0 <= trig_u[h] <= u and trig_kind[h] & T_IMPLIED != 0)
         fresh = first_tx[r] == r or ts[r] - ts[prev_tx[r]] < MIN_ACK_TIMEOUT_NS
+        # A sequence NAK for an earlier PSN that came after the packet past, and that
+        # the requester acts on: its restart may be what resends this PSN (its first
+        # packets lost before the tap), so the resume shows nothing.
+        nak_since = trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 1] > r and \
+            0 <= cz[h, CZ_NAK, 0] < u and cz[h, CZ_NAK, 2] == 0
         if seen and d < 0 and u == jmp[h, 2] and episode[r] == ep_cur[h] and \
                 ep_active[h] and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and \
-                fresh and (not 0 <= trig_u[h] <= u or not cause_named):
+                fresh and (not 0 <= trig_u[h] <= u or not cause_named) and not nak_since:
             # The run resumes at its next PSN, with no cause naming that PSN and
             # too soon for a timer: it never jumped. The packet past it was a late
             # copy that arrived amid the run (a run goes in PSN order): of an

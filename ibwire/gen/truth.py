@@ -40,7 +40,7 @@ analysers are checked against:
   resent the PSN later for another reason (`retry_frame` null). IBA bounds the RNR
   wait only from below, so the first resend of the refused PSN at least the RNR
   timer after the NAK is, at the tap, that NAK's retry; so is it when the retry was
-  lost before the tap and nothing else was sent in between. An RNR NAK the capture
+  lost before the tap and nothing else was sent once the wait was over. An RNR NAK the capture
   missed, or saw damaged (bad ICRC), has none (`tap_retry_frame` null).
 
 Directions are `a2b` (host A -> B) and `b2a`; `destqp`/`psn`/`opcode` are the
@@ -216,8 +216,9 @@ def tap_view_rnr(rnrs: list[dict[str, Any]], events: list[dict[str, Any]], tap: 
     wait only a minimum, and the loss happened past the tap, so the first resend of the
     refused PSN at least the RNR timer after the NAK is, at the tap, that NAK's retry.
     So too when the requester did wait but its retry did not reach the tap and its
-    next request there is the refused PSN again (the tap cannot tell the two apart);
-    not when the retry run shows at the tap without its first packet. An RNR NAK the
+    first request there once the wait is over is the refused PSN again (the tap
+    cannot tell the two apart); not when the retry run shows without its first
+    packet. An RNR NAK the
     capture missed has no retry the tap can know (null: it sees a timeout-like
     resend), nor one the tap saw damaged (corruption happens before the tap: the
     requester would have dropped it for its bad ICRC even had it arrived). Otherwise
@@ -231,15 +232,18 @@ def tap_view_rnr(rnrs: list[dict[str, Any]], events: list[dict[str, Any]], tap: 
         e["tap_retry_frame"] = e["retry_frame"] if f is not None else None
         if f is None or e["retry_frame"] is not None:
             continue
-        # The retry sent, but not seen at the tap: if the next request is the refused
-        # PSN again, the tap cannot tell it from the retry (IBA: the wait's minimum).
+        # The retry sent, but not seen at the tap: if the first request once the wait
+        # is over is the refused PSN again, the tap cannot tell it from the retry.
         unseen = f not in lost and e["retry_wait_ns"] is not None
         if f not in lost and not unseen:
             continue
         src = 0 if e["direction"] == "b2a" else 1       # the requester's host
+        wait = e["timer_us"] * 1000
         for frame, psn, _n in tap.requests.get((src, e.get("request_qp", -1)), []):
-            if frame > f and (psn == e["psn"] or unseen):
-                if psn == e["psn"] and ts[frame] - ts[f] >= e["timer_us"] * 1000:
-                    e["tap_retry_frame"] = frame
-                break
+            if frame <= f or (unseen and ts[frame] - ts[f] < wait) or \
+                    (not unseen and psn != e["psn"]):
+                continue
+            if psn == e["psn"] and ts[frame] - ts[f] >= wait:
+                e["tap_retry_frame"] = frame
+            break
     return rnrs

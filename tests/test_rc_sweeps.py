@@ -1,0 +1,117 @@
+"""Cases the 1,000-draw sweeps of the generator's scenario space found (issue #13),
+pinned: each frame set equals the tap's-eye truth, and the frame the sweep caught
+is what the protocol makes it."""
+
+from __future__ import annotations
+
+from rc_helpers import check_exact, compare, generate
+
+from ibwire.analysis import rc_rules as R
+
+WIDE = dict(sizes=(4096, 9000, 20000), loss=0.05, loss_before_tap=0.3, rnr=0.0,
+            ack_every=2, credits="unlimited", tx_depth=2, rnr_timer=6, cm=False, messages=20)
+
+
+def _flags_of(res, frame):
+    return R.flag_names(int(res.flags[frame - 1]))
+
+
+def test_rnr_retry_lost_before_the_tap_then_a_timeout(tmp_path):
+    """The requester waited out the RNR NAK (frame 337, 0.64 ms) and resent PSN 16,
+    lost before the tap; its timeout resent it again 67 ms later (338), its first
+    request once the wait was over. At the tap that is the RNR retry, as for an RNR
+    NAK lost after the tap: the two look the same."""
+    path, truth = generate(tmp_path, "rc_loss", 3755, loss=0.06, loss_before_tap=1.0,
+                           rnr=0.05, corrupt=0.02, encap="roce2", messages=30,
+                           bidirectional=True, capture_loss=0.0, psn_start=16777169)
+    rnr = {e["frame"]: e for e in truth["rnr_naks"]}
+    assert rnr[337]["retry_frame"] is None and rnr[337]["retry_wait_ns"] is not None
+    assert rnr[337]["tap_retry_frame"] == 338
+    res, diff = compare(path, truth)
+    assert "rnr_retry" in _flags_of(res, 338)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_damaged_rnr_nak_lost_after_the_tap_has_no_retry(tmp_path):
+    """An RNR NAK the tap saw with a bad ICRC, then lost: the requester would have
+    dropped it anyway, so the timeout's resend of its PSN 67 ms later is no RNR retry,
+    in the truth's tap view as in the engine."""
+    path, truth = generate(
+        tmp_path, "rc_clean", 37976, ops={"write_imm": 1, "send_imm": 1, "send": 1},
+        sizes=(1, 2, 8), loss=0.05, loss_before_tap=0.0, rnr=0.04, corrupt=0.02, encap="ib",
+        connections=3, ack_every=1, credits="count", pmtu=256, tx_depth=16, rnr_timer=12,
+        cm=True, messages=20)
+    kinds = {e["kind"] for e in truth["events"] if e["frame"] == 127}
+    assert {"corrupt", "loss"} <= kinds
+    rnr = {e["frame"]: e for e in truth["rnr_naks"]}
+    assert rnr[127]["retry_frame"] is None and rnr[127]["tap_retry_frame"] is None
+    res, diff = compare(path, truth)
+    assert {"rnr", "bad_icrc"} <= set(_flags_of(res, 127))
+    assert "rnr_retry" not in _flags_of(res, 154)
+    assert R.REASON_NAMES[res.reason[153]] == "timeout"
+    assert check_exact(truth, res, diff) == []
+
+
+def test_late_resend_of_a_run_older_than_the_last_resend_is_no_run_start(tmp_path):
+    """A copy of the PSN an RNR retry run skipped, 67 ms later (the requester's
+    timeout), then a later PSN at once (those between lost before the tap): a timeout
+    restart. Not the RNR retry, late: the PSN it moves on to was skipped only by a run
+    older than the latest one that resent it."""
+    path, truth = generate(tmp_path, "rc_loss", 3741, loss=0.02, loss_before_tap=1.0,
+                           rnr=0.05, corrupt=0.02, encap="roce2", messages=30,
+                           bidirectional=True, capture_loss=0.02, psn_start=16777213)
+    res, diff = compare(path, truth)
+    assert check_exact(truth, res, diff) == []
+    assert "rnr_retry" not in _flags_of(res, 309)
+    assert {"retransmission", "go_back_n"} <= set(_flags_of(res, 309))
+    assert R.REASON_NAMES[res.reason[308]] == "timeout"
+    assert res.episode[309] == res.episode[308]     # 310 goes on with its run
+
+
+def test_nak_after_a_jump_makes_the_resume_its_restart(tmp_path):
+    """Run 326-334 resends ..024-..032, then 335 ..034 (..033 lost before the tap);
+    NAK 338 names ..032 (334 lost after the tap) and the requester acts on it: 339
+    (..033) is that restart's, its ..032 lost before the tap too, not the run
+    resuming at its next PSN (which would make 335 a late copy)."""
+    path, truth = generate(tmp_path, "rc_loss", 4471, loss=0.06, loss_before_tap=0.5,
+                           rnr=0.05, corrupt=0.0, encap="roce1", messages=30,
+                           bidirectional=True, capture_loss=0.02, psn_start=None)
+    res, diff = compare(path, truth)
+    assert check_exact(truth, res, diff) == []
+    assert "retransmission" in _flags_of(res, 335)
+    assert "go_back_n" in _flags_of(res, 339)
+    assert R.REASON_NAMES[res.reason[338]] == "nak_seq" and res.trig[338] == 337
+
+
+def test_read_copy_after_the_previous_reads_responses_is_no_sure_duplicate(tmp_path):
+    """A READ sent again 0.2-0.7 us after its first copy, sooner than a round trip:
+    but responses of the READ just before it came in between. One lost after the tap
+    (50; 4430) made the next an implied NAK, and this is the restart's (its first
+    packets lost before the tap). Not a sure network copy: a resend, flagged."""
+    for seed, frame, kw in (
+            (59573, 52, dict(ops={"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
+                             corrupt=0.0, encap="ib", connections=2, pmtu=4096)),
+            (40299, 4441, dict(ops={"read": 1}, corrupt=0.02, encap="ib-grh",
+                               connections=3, pmtu=256))):
+        path, truth = generate(tmp_path, "rc_clean", seed, **dict(WIDE, **kw))
+        res, diff = compare(path, truth)
+        assert check_exact(truth, res, diff) == [], seed
+        assert {"retransmission", "ambiguous"} <= set(_flags_of(res, frame)), seed
+        assert frame in {e["frame"] for e in truth["retransmissions"]}, seed
+
+
+def test_rnr_retry_lost_then_a_new_psn_sent_before_the_wait(tmp_path):
+    """RNR NAK 104 (timer 0.08 ms); 107, a new PSN, left before the requester
+    processed it; its retry after the wait was lost before the tap, and 119, 67 ms
+    later, resends the refused PSN: the first request once the wait was over, so at
+    the tap the RNR retry."""
+    path, truth = generate(
+        tmp_path, "rc_clean", 81930, **dict(
+            WIDE, ops={"write_imm": 1, "send_imm": 1, "send": 1}, sizes=(1, 2, 8),
+            loss_before_tap=1.0, rnr=0.04, corrupt=0.02, encap="ib-grh", connections=3,
+            ack_every=1, pmtu=4096))
+    rnr = {e["frame"]: e for e in truth["rnr_naks"]}
+    assert rnr[104]["retry_frame"] is None and rnr[104]["tap_retry_frame"] == 119
+    res, diff = compare(path, truth)
+    assert "rnr_retry" in _flags_of(res, 119)
+    assert check_exact(truth, res, diff) == []
