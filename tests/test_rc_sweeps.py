@@ -86,9 +86,12 @@ def test_nak_after_a_jump_makes_the_resume_its_restart(tmp_path):
 def test_read_copy_after_the_previous_reads_responses_is_no_sure_duplicate(tmp_path):
     """A READ sent again 0.2-0.7 us after its first copy, sooner than a round trip:
     but responses of the READ just before it came in between. One lost after the tap
-    (50; 4430) made the next an implied NAK, and this is the restart's (its first
-    packets lost before the tap). Not a sure network copy: a resend, flagged."""
+    (50; 4430; 591, answered since but re-read) made the next an implied NAK, and
+    this is the restart's (its first packets lost before the tap). Not a sure
+    network copy: a resend, flagged."""
     for seed, frame, kw in (
+            (68714, 609, dict(ops={"read": 1}, corrupt=0.02, encap="ib", connections=2,
+                              ack_every=1, pmtu=1024, rnr_timer=1)),
             (59573, 52, dict(ops={"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
                              corrupt=0.0, encap="ib", connections=2, pmtu=4096)),
             (40299, 4441, dict(ops={"read": 1}, corrupt=0.02, encap="ib-grh",
@@ -115,3 +118,18 @@ def test_rnr_retry_lost_then_a_new_psn_sent_before_the_wait(tmp_path):
     res, diff = compare(path, truth)
     assert "rnr_retry" in _flags_of(res, 119)
     assert check_exact(truth, res, diff) == []
+
+
+def test_first_copy_after_a_quick_copy_makes_it_a_run_start(tmp_path):
+    """354 resends ..649 0.85 us after 341 (lost after the tap), for a NAK the capture
+    missed; 355 is ..650, whose original was lost before the tap, so its first copy
+    there. A network copy followed by the next PSN in order is a run's start, also
+    when that next packet is a first copy at the tap (flagged: it may be the
+    original, delayed)."""
+    path, truth = generate(tmp_path, "rc_loss", 4471, loss=0.06, loss_before_tap=0.0,
+                           rnr=0.0, corrupt=0.02, encap="ib", messages=30,
+                           bidirectional=True, capture_loss=0.02, psn_start=None)
+    res, diff = compare(path, truth)
+    assert check_exact(truth, res, diff) == []
+    assert {"retransmission", "go_back_n", "ambiguous"} <= set(_flags_of(res, 354))
+    assert res.episode[354] == res.episode[353]     # 355 goes on with its run

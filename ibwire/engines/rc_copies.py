@@ -28,12 +28,12 @@ from ibwire.analysis.rc_rules import (
     K_COPIES, K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
 )
 
-from ibwire.engines.rc_shared import T_RNR, _mark, _rnr_wait_ns
+from ibwire.engines.rc_shared import T_RNR, _in_read_before, _mark, _rnr_wait_ns
 
 
 def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind, rnr_u, ep_active,
-             ep_last, gaps, min_rtt, known, rnr_row, rd_row, rd_end, rr_row, ack_row, ack_u, i, h,
-             c, u, seen):
+             ep_last, gaps, min_rtt, known, rnr_row, rd_row, rd_end, rr_row, fifo, ack_row, ack_u,
+             i, h, c, u, seen):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     # Past the refused PSN before the RNR timer ran out: not that RNR NAK's
@@ -61,10 +61,10 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
     # see, so only the round trip tells.)
     # (The READ just before: its response came after this PSN's last copy, so no
     # round trip bounds the reaction to it. For a READ or atomic, so does any READ
-    # response for the PSN just before: in a READ stream, its READ's re-read.)
+    # response of it, answered before or not: in a READ stream, a re-read's.)
     after_prev = (rd_row[h] > prev_tx[i] and rd_end[h] == u) or \
         (c & (C_READ_REQ | C_ATOMIC_REQ) != 0 and rr_row[h] > prev_tx[i] and
-         upsn[rr_row[h]] == u - 1)
+         _in_read_before(fifo, h, upsn[rr_row[h]], u))
     hidden = (c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u) or after_prev
     # Likewise a READ or atomic that an ACK covered since its last copy: the
     # requester takes that ACK for an implied NAK if a response was lost.

@@ -189,8 +189,10 @@ def copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode,
     if q >= 0:
         copy_row[h] = -1
         # (Promptly: a run goes out back to back; a pause as long as the shortest
-        # ACK timeout means the requester's timer restarted at this request.)
-        in_order = seen and d < 0 and not back2back[h] and \
+        # ACK timeout means the requester's timer restarted at this request. A
+        # first copy at the tap, its original lost before it, goes on with a run
+        # as well; or it is the original, delayed: then flagged, below.)
+        in_order = d < 0 and not back2back[h] and \
             ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS and \
             (u == copy_next[h] or (u > copy_next[h] and acked[h] <= upsn[q]))
         if in_order and ep_active[h] and u == ep_next[h] and upsn[q] < ep_last[h]:
@@ -210,7 +212,7 @@ def copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode,
             # started a resend run whose cause the tap did not see (e.g. a
             # response the capture missed).
             flags[q] = (flags[q] & ~(F_COPY | F_AMBIGUOUS)) | F_RETX | F_EPISODE
-            if delays[h] or u > copy_next[h]:
+            if delays[h] or u > copy_next[h] or not seen:
                 # ... unless two late copies in a row: this network delays
                 # (or the run skips: a duplicate, then another resend).
                 flags[q] |= F_AMBIGUOUS

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ibwire.analysis.rc_rules import GAP_RING, MAX_REACTION_NS, RNR_TIMER_NS
+from ibwire.analysis.rc_rules import GAP_RING, MAX_REACTION_NS, READ_FIFO, RNR_TIMER_NS
 from ibwire.headers.extended import AETH
 
 # The AETH syndrome's parts, from the layout's overlays (type, then the 5-bit value:
@@ -99,5 +99,15 @@ def _skipped_since(rgaps, h, u, ep):
     """Whether a resend run later than episode `ep` skipped PSN u (`rgaps`)."""
     for g in range(GAP_RING):
         if rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 2] > ep:
+            return True
+    return False
+
+
+@njit(inline="always")
+def _in_read_before(fifo, h, p, u):
+    """Whether PSN p lies in a READ the FIFO ring still holds (answered or not) whose
+    PSNs end right before PSN u."""
+    for s in range(READ_FIFO):
+        if fifo[h, s, 0] <= p and p < fifo[h, s, 2] and fifo[h, s, 2] == u:
             return True
     return False
