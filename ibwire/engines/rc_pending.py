@@ -148,8 +148,8 @@ def late_resend_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, episode
             delays[h] = True
         # (No cause: promptly a later PSN, those between lost before the tap, counts
         # too when no restart could begin there, no ACK having passed the late resend,
-        # and no earlier run skipped it: else it may be that run's resend, late too;
-        # not a run older than one that resent it since, which it follows at the tap.)
+        # and no earlier run skipped it: else it may be that run's resend, late too.
+        # Only runs later than the one whose resend of that PSN it follows count.)
         prev_ep = episode[prev_tx[i]] if seen and flags[prev_tx[i]] & F_RETX else -1
         past = u > lr_next[h] and acked[h] <= upsn[r] and \
             ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and not _skipped_since(rgaps, h, u, prev_ep)

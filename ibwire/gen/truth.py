@@ -40,8 +40,8 @@ analysers are checked against:
   resent the PSN later for another reason (`retry_frame` null). IBA bounds the RNR
   wait only from below, so the first resend of the refused PSN at least the RNR
   timer after the NAK is, at the tap, that NAK's retry; so is it when the retry was
-  lost before the tap and nothing else was sent once the wait was over. An RNR NAK the capture
-  missed, or saw damaged (bad ICRC), has none (`tap_retry_frame` null).
+  lost before the tap and nothing else was sent once the wait was over. An RNR NAK
+  the capture missed, or saw damaged (bad ICRC), has none (`tap_retry_frame` null).
 
 Directions are `a2b` (host A -> B) and `b2a`; `destqp`/`psn`/`opcode` are the
 BTH's. `ts_ns` is when the generator acted (sent, dropped, marked) on the capture's
@@ -218,11 +218,10 @@ def tap_view_rnr(rnrs: list[dict[str, Any]], events: list[dict[str, Any]], tap: 
     So too when the requester did wait but its retry did not reach the tap and its
     first request there once the wait is over is the refused PSN again (the tap
     cannot tell the two apart); not when the retry run shows without its first
-    packet. An RNR NAK the
-    capture missed has no retry the tap can know (null: it sees a timeout-like
-    resend), nor one the tap saw damaged (corruption happens before the tap: the
-    requester would have dropped it for its bad ICRC even had it arrived). Otherwise
-    `tap_retry_frame` equals `retry_frame`."""
+    packet. An RNR NAK the capture missed has no retry the tap can know (null: it
+    sees a timeout-like resend), nor one the tap saw damaged (corruption happens
+    before the tap: the requester would have dropped it for its bad ICRC even had it
+    arrived). Otherwise `tap_retry_frame` equals `retry_frame`."""
     lost = {e["frame"] for e in events
             if e["kind"] == "loss" and e.get("where") == "after_tap" and e["frame"]}
     lost -= {e["frame"] for e in events if e["kind"] == "corrupt"}
@@ -240,10 +239,14 @@ def tap_view_rnr(rnrs: list[dict[str, Any]], events: list[dict[str, Any]], tap: 
         src = 0 if e["direction"] == "b2a" else 1       # the requester's host
         wait = e["timer_us"] * 1000
         for frame, psn, _n in tap.requests.get((src, e.get("request_qp", -1)), []):
-            if frame <= f or (unseen and ts[frame] - ts[f] < wait) or \
-                    (not unseen and psn != e["psn"]):
+            if frame <= f:
                 continue
-            if psn == e["psn"] and ts[frame] - ts[f] >= wait:
+            early = ts[frame] - ts[f] < wait
+            # Unseen retry: the first request once the wait is over (those before may
+            # have left before the NAK arrived). NAK lost: the first resend of its PSN.
+            if (early if unseen else psn != e["psn"]):
+                continue
+            if psn == e["psn"] and not early:
                 e["tap_retry_frame"] = frame
             break
     return rnrs
