@@ -224,3 +224,30 @@ def test_doubtful_restart_then_the_earlier_run_goes_on(tmp_path):
     stats = truth["connections"][0]["a"]["requester"]["stats"]
     want = {k.removeprefix("retry_"): v for k, v in stats.items() if k.startswith("retry_")}
     assert dict(Counter(e["reason"] for e in res.episodes)) == want
+
+
+def test_response_of_a_read_already_complete_shows_no_hole(tmp_path):
+    """READ 251..253 had all its responses while READ 248..250 still missed 250 (credited
+    to it); the re-read for a restart at 248 brings 251 again (295): a duplicate of a
+    READ the requester has completed, which it drops. The hole at 250 shows with the
+    ACK past it (305), which the restart answers."""
+    assert _start(tmp_path, 312, 4376, loss=0.06, loss_before_tap=1.0, corrupt=0.02,
+                  encap="roce1", bidirectional=True, messages=30) == ("implied_nak", 305, 312)
+
+
+def test_hole_shown_by_an_rnr_nak_is_its_retry(tmp_path):
+    """An RNR NAK refuses 010 and its implicit ACK of what is before shows the atomic at
+    991 unanswered: the requester goes back to 991, but only once the RNR timer has
+    run out (0.64 ms): the RNR NAK's retry, not an implied NAK's."""
+    assert _start(tmp_path, 170, 3059, loss=0.06, loss_before_tap=0.0, rnr=0.05,
+                  bidirectional=True, messages=30) == ("rnr", 169, 170)
+
+
+def test_atomic_first_seen_as_a_resend_awaits_its_ack(tmp_path):
+    """The compare-and-swap at ..705 was lost before the tap; the tap first sees it in
+    a NAK's resend run (78). It awaits its atomic ACK all the same: the ACK of ..706
+    (92) passes it unanswered, an implied NAK, and the restart at ..705 (97) answers
+    it; no timeout."""
+    assert _start(tmp_path, 97, 6509, loss=0.02, loss_before_tap=0.0, rnr=0.05, encap="roce1",
+                  bidirectional=True, messages=30, reorder=0.03,
+                  duplicate=0.01) == ("implied_nak", 92, 97)

@@ -208,12 +208,14 @@ def test_a_copy_past_the_refused_psn_during_the_rnr_wait_is_no_nak_restart(tmp_p
     """rc_rnr 3003 with 2 % reordering: RNR NAK 24 refuses ..-1 and NAK 25 names the same
     PSN (the requests in flight behind it). 26, a copy of ..0 2.4 us later, is no
     restart for the NAK: either restart begins at ..-1, and the requester waits the
-    RNR timer (640 us, to 29). 26 is a delayed copy; at most a flagged resend."""
+    RNR timer (640 us, to 29). 26 is a delayed original, as are 27 and 28 after it:
+    each fills a hole the tap never saw a copy of, so they make no run."""
     path, truth = generate(tmp_path, "rc_rnr", 3003, reorder=0.02)
-    res, _ = compare(path, truth)
-    assert 26 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
-    assert "ambiguous" in _flags_of(res, 26)
-    assert R.REASON_NAMES[int(res.reason[25])] != "nak_seq"
+    res, diff = compare(path, truth)
+    assert {26, 27, 28} <= {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    for f in (26, 27, 28):
+        assert "out_of_sequence" in _flags_of(res, f) and res.episode[f - 1] == -1
+    assert check_exact(truth, res, diff) == []
     assert {"retransmission", "rnr_retry"} <= set(_flags_of(res, 29))
 
 
@@ -293,3 +295,17 @@ def test_nak_after_a_run_skipped_the_psn_blames_no_captured_copy(tmp_path):
     res = analyze(rc_columns(PCAPS / "rc_reorder_roce2.pcap"))
     assert not (res.flags & R.F_LOST_AFTER).any()
     assert int(res.counts[:, R.COUNT["lost_after_capture"]].sum()) == 0
+
+
+def test_hole_left_as_a_run_ends_may_be_that_runs_late_resend(tmp_path):
+    """rc_reorder 2003: run 1 (NAK 44) resends 320..331, then new PSN 333 comes with
+    332 missing: 332 may have gone out before the run began, and the run resent it
+    unseen. Run 2 resends it (76); 95, a copy of it, is the original, delayed; 112,
+    another copy, is run 1's resend, delayed: no network copy of 95, but that run's
+    late resend, flagged (the tap cannot tell which of the two is the original)."""
+    path, truth = generate(tmp_path, "rc_reorder", 2003)
+    res, diff = compare(path, truth)
+    assert {95, 112} <= {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert {"retransmission", "ambiguous"} <= set(_flags_of(res, 112))
+    assert res.episode[111] == res.episode[47] != res.episode[75]
+    assert check_exact(truth, res, diff) == []

@@ -133,3 +133,22 @@ def test_first_copy_after_a_quick_copy_makes_it_a_run_start(tmp_path):
     assert check_exact(truth, res, diff) == []
     assert {"retransmission", "go_back_n", "ambiguous"} <= set(_flags_of(res, 354))
     assert res.episode[354] == res.episode[353]     # 355 goes on with its run
+
+
+def test_two_late_originals_with_a_seen_psn_between_make_no_run(tmp_path):
+    """PSNs 837 and 839 missing at the tap (838 between them seen) come 2.2 us after
+    the last new PSN, in order, 0.2 us apart: both originals, delayed. Not a resend
+    run from 837 (it would resend 838 next). Nor an RNR NAK's retry: the RNR NAK for
+    830 came 2.4 us before, and its timer asks 0.64 ms; its retry is the restart at
+    830 (43)."""
+    path, truth = generate(tmp_path, "rc_loss", 2728, loss=0.02, loss_before_tap=1.0,
+                           rnr=0.05, corrupt=0.0, encap="roce2", messages=30,
+                           bidirectional=False, capture_loss=0.0, psn_start=None,
+                           reorder=0.03, duplicate=0.01)
+    assert {e["kind"] for e in truth["events"] if e["frame"] in (40, 41)} == {"reorder"}
+    res, diff = compare(path, truth)
+    for f in (40, 41):
+        assert "retransmission" not in _flags_of(res, f) and res.episode[f - 1] == -1
+    assert {"rnr_retry", "go_back_n"} <= set(_flags_of(res, 43))
+    assert R.REASON_NAMES[res.reason[42]] == "rnr" and res.trig[42] + 1 == 35
+    assert check_exact(truth, res, diff) == []

@@ -130,7 +130,8 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
         # the tap. If an earlier resend run skipped this PSN (a run resends
         # every PSN in order), it is that run's missing resend, late.
         for g in range(GAP_RING):
-            if rgaps[h, g, 0] <= u < rgaps[h, g, 1]:
+            if rgaps[h, g, 0] <= u < rgaps[h, g, 1] and (rgaps[h, g, 4] != 2 or (
+                    seen and not flags[prev_tx[i]] & F_RETX)):
                 late_rerun = rgaps[h, g, 2]
                 resent_ep = episode[prev_tx[i]] if flags[prev_tx[i]] & F_RETX else -1
                 # A run that may be late copies skipped nothing for sure;
@@ -138,7 +139,7 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
                 # be the network's copy of that resend; and a first copy at
                 # the tap may as well be the original, delayed (the run's
                 # resend then lost before the tap).
-                late_amb = rgaps[h, g, 4] == 1 or not seen or resent_ep >= late_rerun
+                late_amb = rgaps[h, g, 4] != 0 or not seen or resent_ep >= late_rerun
                 if resent_ep == late_rerun:
                     # The copy before was taken for that run's resend already; a
                     # run sends a PSN once, so one of the two is a copy: both flagged.

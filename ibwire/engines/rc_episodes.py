@@ -32,7 +32,7 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_shared import (
-    CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _pick_cause, _rnr_wait_ns, _skipping_run,
+    CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _pick_cause, _rnr_wait_ns, _rnr_waited, _skipping_run,
 )
 from ibwire.engines.rc_unseen import _drop_answered, _pin_restart, _unheard_acks, _unseen_implied
 
@@ -90,15 +90,15 @@ def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_
 
 @njit
 def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur, ep_active,
-                   ep_end, ep_last, ep_next, high, upsn, ts, trig_u, trig_row, trig_kind, cz,
-                   nak_new, rnr_u, retrying, rgaps, rgap_at, sure, hc, cls, icrc, flags, pin, fifo,
-                   f_head, f_len):
+                   ep_end, ep_last, ep_next, high, upsn, ts, syn, trig_u, trig_row, trig_kind,
+                   cz, nak_new, rnr_u, retrying, rgaps, rgap_at, sure, hc, cls, icrc, flags, pin,
+                   fifo, f_head, f_len):
     """Row r, a copy held back as possibly late or duplicated while a retry cause was
     pending for an earlier PSN, turns out to start that cause's resend run (the next
     request continues it in order): the run's first resends (the cause's PSN up to
     r's) did not reach the tap. Unless `sure`, the cause stays pending (the start may
     still be a late copy). Returns the next episode number. (Rare: a plain call.)"""
-    j = _pick_cause(cz, trig_kind[h], h, upsn[r], ts, r)
+    j = _pick_cause(cz, trig_kind[h], h, upsn[r], ts, syn, r)
     if j < 0:
         return _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
                                 ep_active, ep_end, ep_last, ep_next, retrying, high, upsn, hc,
@@ -181,7 +181,8 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         k &= ~T_RNR
     # The cause this restart answers (none: a timeout, or an implied NAK the tap
     # could not see).
-    cz_j = _pick_cause(cz, k, h, u, ts, i)
+    cz_j = _pick_cause(cz, k, h, u, ts, syn, i)
+    rnr_k = k & T_RNR
     k = 0 if cz_j < 0 else 1 << cz_j
     trig[i] = cz[h, cz_j, 1] if cz_j >= 0 else -1
     if k & (T_NAK | T_RNR) and cz[h, cz_j, 0] == u:
@@ -191,6 +192,8 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         trig[i] = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, i, h, u)
         if trig[i] >= 0:
             k = T_IMPLIED
+            if rnr_k and trig[i] == cz[h, CZ_RNR, 1] and _rnr_waited(cz, syn, ts, h, i):
+                k = T_RNR   # an RNR NAK showed the hole: its timer rules (_pick_cause)
     if (below and not run) or (cause and trig_u[h] < u and not seen
                                and in_gap):
         # The cause asks for a restart at its own PSN, which the

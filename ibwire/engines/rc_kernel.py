@@ -63,12 +63,12 @@ from ibwire.engines.rc_episodes import episode_start, restart_shown, resent, run
 from ibwire.engines.rc_pending import (
     amb_run_decided, copy_decided, jump_decided, late_decided, late_resend_decided,
 )
-from ibwire.engines.rc_requests import new_request, rnr_wait_over, uc_request
+from ibwire.engines.rc_requests import new_request, rnr_wait_over, uc_request, unseen_read
 from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "29232dc6250a"
+RC_HELPERS_DIGEST = "a06097c07df5"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -193,6 +193,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     rd_rs[h, 1] = i
                 if u == rd_gap[h]:
                     rd_gap[h] = -1
+                unseen_read(fifo, f_head, f_len, acked, h, u, consume, seen)
             # A copy of the request just before it: what a network duplicate looks like.
             prev_req = last_req[h]
             b2b = seen and prev_tx[i] == prev_req
@@ -201,21 +202,22 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                           late_row, ep_active, ep_last, i, h, u, seen, prev_req)
             restart_shown(known, known_next, ep_active, ep_next, h, u, d)
             # Rows the previous request left pending, decided now.
-            n_ep = late_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, reason,
+            n_ep = late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason,
                                 counts, high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active,
                                 ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, gaps, rgaps,
                                 rgap_at, late_row, late_next, late_cause, soon, soon_rows, ep_amb,
-                                ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d, n_ep)
+                                ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d, seen,
+                                n_ep)
             jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
                          trig_kind, cz, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next,
                          rgaps, rgap_at, jmp, delays, i, h, u, d, seen)
-            n_ep = late_resend_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, episode,
-                                       trig, reason, counts, high, acked, trig_u, trig_row,
+            n_ep = late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags,
+                                       episode, trig, reason, counts, high, acked, trig_u, trig_row,
                                        trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
                                        ep_next, retrying, nak_new, rgaps, rgap_at, lr_row, lr_next,
                                        lr_lost, lr_cause, ep_amb, ep_row, delays, pin, fifo,
                                        f_head, f_len, i, h, u, d, seen, n_ep)
-            n_ep = copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode,
+            n_ep = copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, episode,
                                 trig, reason, counts, high, acked, trig_u, trig_row, trig_kind, cz,
                                 rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying,
                                 nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause, soon,

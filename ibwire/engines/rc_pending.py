@@ -34,18 +34,21 @@ from ibwire.engines.rc_shared import (
 from ibwire.engines.rc_unseen import _unseen_implied
 
 
-def late_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, reason, counts, high,
+def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason, counts, high,
                  trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
                  ep_next, retrying, nak_new, gaps, rgaps, rgap_at, late_row, late_next, late_cause,
                  soon, soon_rows, ep_amb, ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d,
-                 n_ep):
+                 seen, n_ep):
     """A late original left pending: a resend run's start if this request continues it."""
     p = late_row[h]
     if p >= 0:
         late_row[h] = -1
         # The PSN after it, or a later one (those between lost before the tap),
-        # promptly (see copy_decided).
-        if u >= late_next[h] and d < 0 and ts[i] - ts[p] < MIN_ACK_TIMEOUT_NS:
+        # promptly (see copy_decided). Not a later one the tap never saw either: a
+        # second late original, the network delaying both, rather than a run whose
+        # resends between were lost too.
+        if u >= late_next[h] and d < 0 and ts[i] - ts[p] < MIN_ACK_TIMEOUT_NS and \
+                (u == late_next[h] or seen):
             flags[p] = (flags[p] & ~(F_LATE | F_AMBIGUOUS)) | F_RETX | F_EPISODE
             if not late_cause[h]:
                 for g in range(GAP_RING):
@@ -65,7 +68,7 @@ def late_decided(hc, cls, icrc, upsn, paylen, ts, flags, episode, trig, reason, 
                     flags[p] |= F_RNR_RETRY     # the refused PSN's first resend
                 n_ep = _cause_episode(p, h, u, n_ep, counts, paylen, reason, episode,
                                       trig, ep_cur, ep_active, ep_end, ep_last,
-                                      ep_next, high, upsn, ts, trig_u, trig_row, trig_kind, cz,
+                                      ep_next, high, upsn, ts, syn, trig_u, trig_row, trig_kind, cz,
                                       nak_new, rnr_u, retrying, rgaps, rgap_at,
                                       True, hc, cls, icrc, flags, pin, fifo,
                                       f_head, f_len)
@@ -128,7 +131,7 @@ def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, count
             delays[h] = True
 
 
-def late_resend_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, episode, trig, reason,
+def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, episode, trig, reason,
                         counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active,
                         ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, lr_row,
                         lr_next, lr_lost, lr_cause, ep_amb, ep_row, delays, pin, fifo, f_head,
@@ -167,7 +170,7 @@ def late_resend_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, episode
                 # (Sure: the next request continued it in order.)
                 n_ep = _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig,
                                       ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn,
-                                      ts, trig_u, trig_row, trig_kind, cz, nak_new, rnr_u,
+                                      ts, syn, trig_u, trig_row, trig_kind, cz, nak_new, rnr_u,
                                       retrying, rgaps, rgap_at, in_order, hc, cls, icrc, flags,
                                       pin, fifo, f_head, f_len)
                 ep_row[h] = r
@@ -179,7 +182,7 @@ def late_resend_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, episode
     return n_ep
 
 
-def copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode, trig, reason,
+def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, episode, trig, reason,
                  counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last,
                  ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, copy_row, copy_next,
                  copy_cause, soon, soon_rows, ep_amb, ep_row, delays, back2back, pin, fifo, f_head,
@@ -232,7 +235,7 @@ def copy_decided(hc, cls, icrc, upsn, paylen, first_tx, ts, flags, ref, episode,
             if copy_cause[h] and 0 <= trig_u[h] <= upsn[q] and trig_kind[h] != 0:
                 n_ep = _cause_episode(q, h, u, n_ep, counts, paylen, reason, episode,
                                       trig, ep_cur, ep_active, ep_end, ep_last,
-                                      ep_next, high, upsn, ts, trig_u, trig_row, trig_kind, cz,
+                                      ep_next, high, upsn, ts, syn, trig_u, trig_row, trig_kind, cz,
                                       nak_new, rnr_u, retrying, rgaps, rgap_at,
                                       u <= copy_next[h], hc, cls, icrc, flags, pin,
                                       fifo, f_head, f_len)

@@ -7,6 +7,7 @@
   refused PSN (that retry lost before the tap, or delayed: remembered): the RNR
   cause is spent (unless that retry is the copy held back just before). A resend
   that starts a run is left to `episode_start`: the RNR retry run itself.
+- A READ or atomic request first seen below the highest PSN joins the FIFO too.
 - A new PSN (at or past the highest sent): the PSNs skipped are a hole (lost before
   the tap, remembered in a ring of recent holes); reaching the old front ends the
   go-back-N episode in progress, and the resends it skipped that no ACK made
@@ -106,6 +107,20 @@ def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
             rgaps[h, slot, 4] = ep_amb[h]
             rgaps[h, slot, 5] = i
             rgap_at[h] += 1
+        if d > 0:
+            # The hole this PSN leaves may have gone out before the run began (its
+            # originals lost or delayed before the tap): the run then resent it too,
+            # unseen. Remembered as the run's possible skip (2), only for a later
+            # copy of a PSN the tap has seen by then, not as a resend
+            # (`skipped_resend`).
+            slot = rgap_at[h] % GAP_RING
+            rgaps[h, slot, 0] = u - d
+            rgaps[h, slot, 1] = u
+            rgaps[h, slot, 2] = ep_cur[h]
+            rgaps[h, slot, 3] = u
+            rgaps[h, slot, 4] = 2
+            rgaps[h, slot, 5] = i
+            rgap_at[h] += 1
         ep_active[h] = False
     msg[i] = msg_no[h]
     if c & C_LAST:
@@ -120,3 +135,28 @@ def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
         fifo[h, slot, 1] = u
         fifo[h, slot, 2] = u + consume
         f_len[h] += 1
+
+
+def unseen_read(fifo, f_head, f_len, acked, h, u, consume, seen):
+    """A READ or atomic request first seen below the highest PSN (its original lost
+    before the tap, or delayed) awaits its responses as much: it enters the FIFO in
+    PSN order (not inside a READ there, re-requested part-way, nor once acknowledged)."""
+    if not seen and u >= acked[h] and f_len[h] < READ_FIFO:
+        k = f_len[h]
+        for j in range(f_len[h]):
+            slot = (f_head[h] + j) % READ_FIFO
+            if fifo[h, slot, 0] <= u < fifo[h, slot, 2]:
+                k = -1
+                break
+            if fifo[h, slot, 0] > u:
+                k = j
+                break
+        if k >= 0:
+            for j in range(f_len[h], k, -1):
+                fifo[h, (f_head[h] + j) % READ_FIFO, :] = \
+                    fifo[h, (f_head[h] + j - 1) % READ_FIFO, :]
+            slot = (f_head[h] + k) % READ_FIFO
+            fifo[h, slot, 0] = u
+            fifo[h, slot, 1] = u
+            fifo[h, slot, 2] = u + consume
+            f_len[h] += 1

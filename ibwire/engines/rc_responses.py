@@ -111,6 +111,14 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
         # hole the requester is already retrying, not a new implied NAK.
         stale = rd_rs[h, 0] == f_next and min_rtt[h] >= 0 and \
             ts[i] - ts[rd_rs[h, 1]] < min_rtt[h]
+        # A later READ whose responses all came already (credited, below) is
+        # complete at the requester: one more response of it (the responder
+        # re-read it for a restart) is a duplicate, and shows no hole.
+        for k in range(1, f_len[h]):
+            later = (slot + k) % READ_FIFO
+            if fifo[h, later, 0] <= u < fifo[h, later, 2] and \
+                    fifo[h, later, 1] >= fifo[h, later, 2]:
+                stale = True
         if (u >= f_end or u > f_next) and not stale:
             # Marked and counted once per hole: later responses past it show the
             # same hole, until the requester resends its PSN; not while a retry

@@ -63,23 +63,37 @@ def _note_implied(cz, trig_kind, h, p, row, fresh, ignored):
     trig_kind[h] |= T_IMPLIED
 
 
+@njit(inline="always")
+def _rnr_waited(cz, syn, ts, h, i):
+    """Whether row i comes at least the pending RNR NAK's timer after it (IBA
+    9.7.5.2.8: the requester waits that long before its retry)."""
+    return ts[i] - ts[cz[h, CZ_RNR, 1]] >= _rnr_wait_ns(syn[cz[h, CZ_RNR, 1]])
+
+
 @njit
-def _pick_cause(cz, k, h, u, ts, i):
+def _pick_cause(cz, k, h, u, ts, syn, i):
     """Which pending cause (bits `k`) a restart at PSN u, row i, answers: its `cz` row,
     -1 for none. A cause names the PSN its restart begins at, so one past u cannot have
-    started it, nor a NAK or implied NAK older than a requester's reaction; one naming
-    u did (the earliest, if several). Else (the restart's first resends missing at the
-    tap) an RNR NAK first (the requester waits it out whatever else came), then a
-    sequence NAK, then an implied NAK."""
+    started it, nor a NAK or implied NAK older than a requester's reaction, nor an RNR
+    NAK sooner than its timer; one naming u did (the earliest, if several). Else (the
+    restart's first resends missing at the tap) an RNR NAK first (the requester waits
+    it out whatever else came), then a sequence NAK, then an implied NAK. A hole shown
+    by an RNR NAK itself is that RNR NAK's retry."""
     got = -1
     for j in (CZ_RNR, CZ_NAK, CZ_IMPLIED):
         if k & (1 << j) and 0 <= cz[h, j, 0] <= u and cz[h, j, 2] == 0 and (
-                j == CZ_RNR or ts[i] - ts[cz[h, j, 1]] < MAX_REACTION_NS):
+                ts[i] - ts[cz[h, j, 1]] < MAX_REACTION_NS if j != CZ_RNR else
+                _rnr_waited(cz, syn, ts, h, i)):
             if cz[h, j, 0] == u and (got < 0 or cz[h, got, 0] != u or
                                      cz[h, j, 1] < cz[h, got, 1]):
                 got = j
             elif got < 0:
                 got = j
+    if got == CZ_IMPLIED and k & T_RNR and cz[h, CZ_RNR, 2] == 0 and \
+            cz[h, CZ_RNR, 1] == cz[h, CZ_IMPLIED, 1] and _rnr_waited(cz, syn, ts, h, i):
+        # The hole an RNR NAK's implicit ACK shows: the requester goes back to it,
+        # but only once the NAK's timer has run out; the RNR wait rules the retry.
+        got = CZ_RNR
     return got
 
 
@@ -89,7 +103,8 @@ def _skipping_run(rgaps, h, u, slot, ep):
     u, leaving out ring slot `slot` and episode `ep` (-1: none left out); -1 if none."""
     got = -1
     for g in range(GAP_RING):
-        if g != slot and rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 2] != ep:
+        if g != slot and rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 2] != ep and \
+                rgaps[h, g, 4] != 2:
             got = rgaps[h, g, 2]
     return got
 
@@ -98,7 +113,7 @@ def _skipping_run(rgaps, h, u, slot, ep):
 def _skipped_since(rgaps, h, u, ep):
     """Whether a resend run later than episode `ep` skipped PSN u (`rgaps`)."""
     for g in range(GAP_RING):
-        if rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 2] > ep:
+        if rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 2] > ep and rgaps[h, g, 4] != 2:
             return True
     return False
 
