@@ -152,3 +152,17 @@ def test_two_late_originals_with_a_seen_psn_between_make_no_run(tmp_path):
     assert {"rnr_retry", "go_back_n"} <= set(_flags_of(res, 43))
     assert R.REASON_NAMES[res.reason[42]] == "rnr" and res.trig[42] + 1 == 35
     assert check_exact(truth, res, diff) == []
+
+
+def test_read_copy_right_after_its_runs_resend_may_be_a_restart(tmp_path):
+    """A run resends READ 117 (41) and, 27 ns later, READ 117 again (42). The READ's
+    response (29) was lost after the tap and ACKs past it came (36..40): an implied
+    NAK the tap cannot see, which the requester acted on as its run sent 117. So 42
+    is that restart or the network's copy: flagged, not a sure copy."""
+    path, truth = generate(tmp_path, "rc_loss", 3183, loss=0.06, loss_before_tap=0.5,
+                           rnr=0.0, corrupt=0.0, encap="roce1", messages=30,
+                           bidirectional=False, capture_loss=0.0, psn_start=16777102)
+    assert {e["kind"] for e in truth["events"] if e["frame"] == 29} == {"loss"}
+    res, diff = compare(path, truth)
+    assert {"network_duplicate", "ambiguous"} <= set(_flags_of(res, 42))
+    assert check_exact(truth, res, diff) == []

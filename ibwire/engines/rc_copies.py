@@ -187,8 +187,8 @@ def stale_original(first_tx, prev_tx, flags, counts, gaps, i, h, u):
                 break
 
 
-def network_copy(first_tx, prev_tx, flags, ref, counts, copy_row, copy_next, copy_cause, back2back,
-                 i, h, u, consume, b2b, held):
+def network_copy(first_tx, prev_tx, flags, ref, counts, acked, copy_row, copy_next, copy_cause,
+                 back2back, ep_active, ep_last, i, h, c, u, consume, b2b, held):
     """A network duplicate, held back for the next request to decide."""
     # The network duplicated it (unless the next request continues it).
     flags[i] |= F_COPY
@@ -202,6 +202,13 @@ def network_copy(first_tx, prev_tx, flags, ref, counts, copy_row, copy_next, cop
     # hole: that first copy may as well be the original, delayed past the NAK,
     # and this one the resend. The tap cannot tell the two orders apart.
     fill = flags[prev_tx[i]] & F_RETX and prev_tx[i] == first_tx[i]
+    # A READ or atomic copy right after the run's resend of it, an ACK past it seen:
+    # if its response was lost after the tap, that ACK is an implied NAK the tap
+    # cannot see, and the requester restarts there, at once, as the run sends it.
+    rerun = c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u and b2b and ep_active[h] and \
+        ep_last[h] == u
+    if rerun:
+        flags[i] |= F_AMBIGUOUS
     if held or (b2b and (flags[prev_tx[i]] & F_AMBIGUOUS or fill)):
         # (Right after a copy taken for a resend with doubt: the two are
         # that resend and a late copy, in either order.)

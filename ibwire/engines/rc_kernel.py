@@ -68,7 +68,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "a06097c07df5"
+RC_HELPERS_DIGEST = "2ead07ca94eb"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -249,8 +249,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 elif stale:
                     stale_original(first_tx, prev_tx, flags, counts, gaps, i, h, u)
                 elif copy or (held and seen):
-                    network_copy(first_tx, prev_tx, flags, ref, counts, copy_row, copy_next,
-                                 copy_cause, back2back, i, h, u, consume, b2b, held)
+                    network_copy(first_tx, prev_tx, flags, ref, counts, acked, copy_row,
+                                 copy_next, copy_cause, back2back, ep_active, ep_last, i, h, c, u,
+                                 consume, b2b, held)
                 elif held:
                     held_original(flags, counts, late_row, late_next, late_cause, i, h, u, consume)
                 elif seen or cause or ep_active[h] or not in_gap:
