@@ -309,3 +309,30 @@ def test_hole_left_as_a_run_ends_may_be_that_runs_late_resend(tmp_path):
     assert {"retransmission", "ambiguous"} <= set(_flags_of(res, 112))
     assert res.episode[111] == res.episode[47] != res.episode[75]
     assert check_exact(truth, res, diff) == []
+
+
+def test_late_resend_of_a_run_still_in_doubt(tmp_path):
+    """rc_reorder 2138: 55 and 56, copies of ..463 and ..464, come too soon for a timer:
+    a run with a cause the tap missed, or two late copies; flagged, and no third
+    packet settles them before new PSNs end it. 62, a copy of ..467 that the run
+    would have skipped, is then that run's resend or a late copy like them:
+    flagged too (it is a delayed original)."""
+    path, truth = generate(tmp_path, "rc_reorder", 2138)
+    res, diff = compare(path, truth)
+    assert {55, 56, 62} <= {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    for f in (55, 56, 62):
+        assert "ambiguous" in _flags_of(res, f)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_run_held_then_started_skips_from_its_own_causes_psn(tmp_path):
+    """rc_reorder 2101: an implied NAK for ..864 (a READ response delayed) and a NAK for
+    ..886 are pending; the first copy of ..886 (139) is held, then started as the
+    NAK's run by ..887. That run skipped nothing below ..886: 143, a copy of ..877, is
+    no late resend of it but the network's copy of ep 0's resend (104)."""
+    path, truth = generate(tmp_path, "rc_reorder", 2101)
+    res, diff = compare(path, truth)
+    assert 143 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert R.REASON_NAMES[res.reason[138]] == "nak_seq" and res.trig[138] + 1 == 135
+    assert "retransmission" not in _flags_of(res, 143) and res.episode[142] == -1
+    assert check_exact(truth, res, diff) == []

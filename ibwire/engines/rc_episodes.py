@@ -122,7 +122,8 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
     if not sure:
         return n_ep + 1
-    _skipped_by_run(h, trig_u[h], upsn[r], n_ep, r, rgaps, rgap_at, 0)
+    # (From the PSN of the cause it answers, as in `episode_start`.)
+    _skipped_by_run(h, cz[h, j, 0], upsn[r], n_ep, r, rgaps, rgap_at, 0)
     nak_new[h] = False
     trig_u[h] = -1
     trig_kind[h] = 0

@@ -68,7 +68,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "2ead07ca94eb"
+RC_HELPERS_DIGEST = "40ad872e4b37"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -229,7 +229,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             if d >= 0:
                 new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
                             ep_next, gaps, gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len,
-                            ep_amb, i, h, c, u, d, consume)
+                            ep_amb, soon, i, h, c, u, d, consume)
             else:
                 cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held = \
                     classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind,

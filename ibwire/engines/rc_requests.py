@@ -76,7 +76,7 @@ def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rn
 
 
 def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur, ep_next, gaps,
-                gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len, ep_amb, i, h, c, u, d,
+                gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len, ep_amb, soon, i, h, c, u, d,
                 consume):
     """A request at or past the highest PSN: holes, a run's end, messages, the READ FIFO."""
     if d > 0:
@@ -91,7 +91,9 @@ def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
     high[h] = u + consume
     if ep_active[h] and u >= ep_end[h]:
         skipped = ep_end[h] - max(ep_next[h], acked[h])
-        if skipped > 0 and not ep_amb[h]:
+        # (A start too soon for a timer that no third packet settled stays in doubt.)
+        doubt = ep_amb[h] or soon[h] > 0
+        if skipped > 0 and not doubt:
             # New data before the resend run reached the old front, and no
             # ACK made those resends unneeded: they were lost before the tap.
             # (Not after a start that may be a late copy: no run, nothing lost.)
@@ -104,7 +106,7 @@ def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
             rgaps[h, slot, 1] = ep_end[h]
             rgaps[h, slot, 2] = ep_cur[h]
             rgaps[h, slot, 3] = max(ep_next[h], acked[h])
-            rgaps[h, slot, 4] = ep_amb[h]
+            rgaps[h, slot, 4] = doubt
             rgaps[h, slot, 5] = i
             rgap_at[h] += 1
         if d > 0:
