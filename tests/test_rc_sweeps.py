@@ -166,3 +166,19 @@ def test_read_copy_right_after_its_runs_resend_may_be_a_restart(tmp_path):
     res, diff = compare(path, truth)
     assert {"network_duplicate", "ambiguous"} <= set(_flags_of(res, 42))
     assert check_exact(truth, res, diff) == []
+
+
+def test_copy_after_a_read_answered_earlier_than_the_latest_response(tmp_path):
+    """READ 136..139 lost its first response after the tap (63), so the response past
+    it (64) was an implied NAK: the requester re-reads from 136 (lost before the tap)
+    and resends 140 (73) 1.5 us after its first copy. A later READ (144) was answered
+    in between, so the READ just before 140 is not the latest one answered; its
+    responses still came after 140's last copy: no sure network copy, a resend,
+    flagged."""
+    path, truth = generate(tmp_path, "rc_loss", 5650, loss=0.06, loss_before_tap=0.5,
+                           rnr=0.0, corrupt=0.02, encap="roce2", messages=30,
+                           bidirectional=False, capture_loss=0.0, psn_start=None)
+    assert {e["kind"] for e in truth["events"] if e["frame"] == 63} == {"loss"}
+    res, diff = compare(path, truth)
+    assert {"retransmission", "ambiguous"} <= set(_flags_of(res, 73))
+    assert check_exact(truth, res, diff) == []

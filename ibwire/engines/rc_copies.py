@@ -28,7 +28,7 @@ from ibwire.analysis.rc_rules import (
     K_COPIES, K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
 )
 
-from ibwire.engines.rc_shared import T_RNR, _in_read_before, _mark, _rnr_wait_ns
+from ibwire.engines.rc_shared import T_RNR, _answered_since, _in_read_before, _mark, _rnr_wait_ns
 
 
 def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind, rnr_u, ep_active,
@@ -59,10 +59,13 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
     # since its last copy (its own resend then lost before the tap), may
     # have lost a response after the tap: an implied NAK the tap cannot
     # see, so only the round trip tells.)
-    # (The READ just before: its response came after this PSN's last copy, so no
-    # round trip bounds the reaction to it. For a READ or atomic, so does any READ
-    # response of it, answered before or not: in a READ stream, a re-read's.)
+    # (The READ just before: a response of it came after this PSN's last copy (any,
+    # not only the latest response, when no run is under way), so no round trip
+    # bounds the reaction to it.
+    # For a READ or atomic, so does any READ response of it, answered before or
+    # not: in a READ stream, a re-read's.)
     after_prev = (rd_row[h] > prev_tx[i] and rd_end[h] == u) or \
+        (not ep_active[h] and _answered_since(fifo, h, u, prev_tx[i])) or \
         (c & (C_READ_REQ | C_ATOMIC_REQ) != 0 and rr_row[h] > prev_tx[i] and
          _in_read_before(fifo, h, upsn[rr_row[h]], u))
     hidden = (c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u) or after_prev

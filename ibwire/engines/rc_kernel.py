@@ -68,7 +68,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "40ad872e4b37"
+RC_HELPERS_DIGEST = "0f7ffd3a0d44"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -102,7 +102,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     rgaps = np.full((n_hc, GAP_RING, 6), -1, dtype=np.int64)
     rgap_at = np.zeros(n_hc, dtype=np.int64)
     msg_no = np.zeros(n_hc, dtype=np.int32)
-    fifo = np.zeros((n_hc, READ_FIFO, 3), dtype=np.int64)    # first, next, end
+    # first, next, end, and the row of its latest response in order
+    fifo = np.zeros((n_hc, READ_FIFO, 4), dtype=np.int64)
     f_head = np.zeros(n_hc, dtype=np.int64)
     f_len = np.zeros(n_hc, dtype=np.int64)
     min_rtt = np.full(n_hc, -1, dtype=np.int64)

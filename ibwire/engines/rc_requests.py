@@ -136,6 +136,7 @@ def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
         fifo[h, slot, 0] = u
         fifo[h, slot, 1] = u
         fifo[h, slot, 2] = u + consume
+        fifo[h, slot, 3] = -1
         f_len[h] += 1
 
 
@@ -161,4 +162,5 @@ def unseen_read(fifo, f_head, f_len, acked, h, u, consume, seen):
             fifo[h, slot, 0] = u
             fifo[h, slot, 1] = u
             fifo[h, slot, 2] = u + consume
+            fifo[h, slot, 3] = -1
             f_len[h] += 1

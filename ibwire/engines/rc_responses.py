@@ -143,6 +143,7 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
             rd_row[h] = i
             rd_end[h] = f_end
             fifo[h, slot, 1] = u + 1
+            fifo[h, slot, 3] = i
         else:
             # A later READ's own response, in order, while an earlier one still
             # misses some: credited to it (else, once the earlier one completes,
@@ -159,6 +160,7 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
                         rd_row[h] = i
                         rd_end[h] = fifo[h, later, 2]
                         fifo[h, later, 1] = u + 1
+                        fifo[h, later, 3] = i
                     elif u > l_next and not (
                             rd_rs[h, 0] == l_next and min_rtt[h] >= 0 and
                             ts[i] - ts[rd_rs[h, 1]] < min_rtt[h]) and \

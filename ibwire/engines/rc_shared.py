@@ -126,3 +126,13 @@ def _in_read_before(fifo, h, p, u):
         if fifo[h, s, 0] <= p and p < fifo[h, s, 2] and fifo[h, s, 2] == u:
             return True
     return False
+
+
+@njit(inline="always")
+def _answered_since(fifo, h, u, row):
+    """Whether a READ the FIFO ring still holds whose PSNs end right before PSN u had a
+    response in order after row `row`."""
+    for s in range(READ_FIFO):
+        if fifo[h, s, 2] == u and fifo[h, s, 3] > row:
+            return True
+    return False
