@@ -251,3 +251,13 @@ def test_atomic_first_seen_as_a_resend_awaits_its_ack(tmp_path):
     assert _start(tmp_path, 97, 6509, loss=0.02, loss_before_tap=0.0, rnr=0.05, encap="roce1",
                   bidirectional=True, messages=30, reorder=0.03,
                   duplicate=0.01) == ("implied_nak", 92, 97)
+
+
+def test_hole_in_an_earlier_read_is_judged_before_the_implicit_ack(tmp_path):
+    """A run from 557 is under way; READ 561's response was lost before the tap. The
+    response of READ 562 (340) shows the hole, but the requester finds it before
+    taking that response's implicit ACK of 557..560: the retry from 557 still covers
+    it, and it is ignored. The next response (341) finds the retry over (340 moved
+    the oldest unacknowledged PSN past 557): that one is the implied NAK."""
+    assert _start(tmp_path, 350, 7658, loss=0.06, loss_before_tap=1.0, encap="ib",
+                  bidirectional=True, messages=30) == ("implied_nak", 341, 350)

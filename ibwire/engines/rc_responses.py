@@ -50,12 +50,13 @@ def _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig, rea
     named if lower (the run's first resends missing at the tap). `floor`: what the
     response acknowledges before the requester acts on it (a READ response: every PSN
     before its READ; a NAK: before its PSN; an ACK covering a READ that misses
-    responses: nothing, the READ is found first). A READ or atomic a restart resent
-    stays unacknowledged until its own response comes (`pin`), whatever ACKs the
-    tap saw before. An RNR NAK since the run's start, for a PSN past p, moved r there:
-    the requester acked every PSN before it and resends from it once its timer runs
-    out, so p is no longer covered. (For p at or past it, r stays: the RNR NAK may
-    have been lost after the tap, which only the resend's timing shows.)"""
+    responses, or a later READ's response: nothing, that READ is found first). A READ
+    or atomic a restart resent stays unacknowledged until its own response comes
+    (`pin`), whatever ACKs the tap saw before. An RNR NAK since the run's start, for a
+    PSN past p, moved r there: the requester acked every PSN before it and resends
+    from it once its timer runs out, so p is no longer covered. (For p at or past it,
+    r stays: the RNR NAK may have been lost after the tap, which only the resend's
+    timing shows.)"""
     e = ep_row[h]
     if e < 0:
         return False
@@ -124,7 +125,7 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
             # same hole, until the requester resends its PSN; not while a retry
             # from that PSN or before is under way (the requester ignores it).
             covered = _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig,
-                                    reason, pin, h, f_next, f_first if u < f_end else f_end)
+                                    reason, pin, h, f_next, f_first if u < f_end else 0)
             first = rd_gap[h] != f_next and not covered
             if first:
                 _mark(flags, counts, i, h, F_IMPLIED | F_RESP_GAP, K_IMPLIED)
