@@ -261,3 +261,11 @@ def test_hole_in_an_earlier_read_is_judged_before_the_implicit_ack(tmp_path):
     the oldest unacknowledged PSN past 557): that one is the implied NAK."""
     assert _start(tmp_path, 350, 7658, loss=0.06, loss_before_tap=1.0, encap="ib",
                   bidirectional=True, messages=30) == ("implied_nak", 341, 350)
+
+
+def test_rnr_nak_amid_a_run_pauses_it_into_its_retry(tmp_path):
+    """A run (from 645) is at 652 when an RNR NAK refuses 654 (217); the requester stops
+    and, 0.64 ms later, goes on from the run's next PSN, 653 (229): that is the RNR
+    NAK's retry run, a new episode with its reason, not the old run going on."""
+    assert _start(tmp_path, 229, 1645, loss=0.02, loss_before_tap=1.0, rnr=0.05,
+                  bidirectional=True, messages=30) == ("rnr", 217, 229)

@@ -33,7 +33,7 @@ from ibwire.engines.rc_shared import T_RNR, _answered_since, _in_read_before, _m
 
 def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind, rnr_u, ep_active,
              ep_last, gaps, min_rtt, known, rnr_row, rd_row, rd_end, rr_row, fifo, ack_row, ack_u,
-             i, h, c, u, seen):
+             ep_row, i, h, c, u, seen):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     # Past the refused PSN before the RNR timer ran out: not that RNR NAK's
@@ -51,7 +51,12 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
                 in_gap = True
     # Not seen and in no hole: inside an earlier READ's PSN range (a READ
     # restarted part-way), so it is a resend as much as a seen PSN is.
-    run = ep_active[h] and u > ep_last[h]
+    # An RNR NAK that came amid a run, for a PSN the run has not passed, stops the
+    # requester; once its timer has run out it goes on from the run's next PSN: that
+    # is the RNR NAK's retry run, a new episode, not the old run going on.
+    rnr_resume = ep_active[h] and rnr_u[h] >= 0 and u <= rnr_u[h] and \
+        rnr_row[h] > ep_row[h] >= 0 and not in_wait
+    run = ep_active[h] and u > ep_last[h] and not rnr_resume
     # Sooner than one round trip after the last copy, or than the shortest
     # local ACK timeout after the first, with no NAK seen: no retry cause
     # can have acted. (A READ or atomic that something after it has been

@@ -183,6 +183,8 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
     # The cause this restart answers (none: a timeout, or an implied NAK the tap
     # could not see).
     cz_j = _pick_cause(cz, k, h, u, ts, syn, i)
+    if ep_active[h] and u > ep_last[h] and k & T_RNR and _rnr_waited(cz, syn, ts, h, i):
+        cz_j = CZ_RNR   # a run the RNR NAK paused, resumed after its timer (`classify`)
     rnr_k = k & T_RNR
     k = 0 if cz_j < 0 else 1 << cz_j
     trig[i] = cz[h, cz_j, 1] if cz_j >= 0 else -1

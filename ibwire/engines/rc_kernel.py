@@ -68,7 +68,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "b8e3c16f8162"
+RC_HELPERS_DIGEST = "a6d1450470a6"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -235,7 +235,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held = \
                     classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind,
                              rnr_u, ep_active, ep_last, gaps, min_rtt, known, rnr_row, rd_row,
-                             rd_end, rr_row, fifo, ack_row, ack_u, i, h, c, u, seen)
+                             rd_end, rr_row, fifo, ack_row, ack_u, ep_row, i, h, c, u, seen)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
                                    i, h, u, seen, cause, run, quick, unsure, stale, copy, held,
@@ -258,7 +258,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 elif seen or cause or ep_active[h] or not in_gap:
                     resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u,
                            rnr_row, i, h, u, seen, cause, run, unsure)
-                    if not ep_active[h] or u <= ep_last[h]:
+                    if not run:
                         n_ep = episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig,
                                              reason, counts, high, trig_u, trig_row, trig_kind, cz,
                                              rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
