@@ -28,12 +28,14 @@ from ibwire.analysis.rc_rules import (
     K_COPIES, K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
 )
 
-from ibwire.engines.rc_shared import T_RNR, _answered_since, _in_read_before, _mark, _rnr_wait_ns
+from ibwire.engines.rc_shared import (
+    SKIP_MAYBE, SKIP_SURE, T_RNR, _answered_since, _in_read_before, _mark, _rnr_wait_ns,
+)
 
 
 def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind, rnr_u, ep_active,
-             ep_last, gaps, min_rtt, known, rnr_row, rd_row, rd_end, rr_row, fifo, ack_row, ack_u,
-             ep_row, i, h, c, u, seen):
+             ep_last, gaps, min_rtt, known, rnr_row, rr_row, fifo, ack_row, ack_u, ep_row, i, h,
+             c, u, seen):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     # Past the refused PSN before the RNR timer ran out: not that RNR NAK's
@@ -69,8 +71,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
     # bounds the reaction to it.
     # For a READ or atomic, so does any READ response of it, answered before or
     # not: in a READ stream, a re-read's.)
-    after_prev = (rd_row[h] > prev_tx[i] and rd_end[h] == u) or \
-        (not ep_active[h] and _answered_since(fifo, h, u, prev_tx[i])) or \
+    after_prev = _answered_since(fifo, h, u, prev_tx[i], ep_active[h]) or \
         (c & (C_READ_REQ | C_ATOMIC_REQ) != 0 and rr_row[h] > prev_tx[i] and
          _in_read_before(fifo, h, upsn[rr_row[h]], u))
     hidden = (c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u) or after_prev
@@ -138,7 +139,7 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
         # the tap. If an earlier resend run skipped this PSN (a run resends
         # every PSN in order), it is that run's missing resend, late.
         for g in range(GAP_RING):
-            if rgaps[h, g, 0] <= u < rgaps[h, g, 1] and (rgaps[h, g, 4] != 2 or (
+            if rgaps[h, g, 0] <= u < rgaps[h, g, 1] and (rgaps[h, g, 4] != SKIP_MAYBE or (
                     seen and not flags[prev_tx[i]] & F_RETX)):
                 late_rerun = rgaps[h, g, 2]
                 resent_ep = episode[prev_tx[i]] if flags[prev_tx[i]] & F_RETX else -1
@@ -147,7 +148,7 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
                 # be the network's copy of that resend; and a first copy at
                 # the tap may as well be the original, delayed (the run's
                 # resend then lost before the tap).
-                late_amb = rgaps[h, g, 4] != 0 or not seen or resent_ep >= late_rerun
+                late_amb = rgaps[h, g, 4] != SKIP_SURE or not seen or resent_ep >= late_rerun
                 if resent_ep == late_rerun:
                     # The copy before was taken for that run's resend already; a
                     # run sends a PSN once, so one of the two is a copy: both flagged.

@@ -68,7 +68,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "a6d1450470a6"
+RC_HELPERS_DIGEST = "ef7bfa0413cb"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -97,7 +97,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     gaps = np.full((n_hc, GAP_RING, 3), -1, dtype=np.int64)
     gap_at = np.zeros(n_hc, dtype=np.int64)
     # PSNs a resend run skipped: lo, hi, episode, first one no ACK had covered (lost),
-    # whether the run was still unsure to be one (ambiguous), and the row that found
+    # how sure the skip is (`rc_shared.SKIP_*`), and the row that found
     # the skip (only the first copy after it is late rather than lost)
     rgaps = np.full((n_hc, GAP_RING, 6), -1, dtype=np.int64)
     rgap_at = np.zeros(n_hc, dtype=np.int64)
@@ -118,8 +118,6 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     known_next = np.full(n_hc, -1, dtype=np.int64)  # ... if the next request continues it
     rnr_row = np.full(n_hc, -1, dtype=np.int64)
     rnr_doubt = np.zeros(n_hc, dtype=np.bool_)     # its retry may have been lost before the tap
-    rd_row = np.full(n_hc, -1, dtype=np.int64)     # last READ response / atomic ACK in order
-    rd_end = np.zeros(n_hc, dtype=np.int64)        # ... and its request's end PSN
     rd_rs = np.full((n_hc, 2), -1, dtype=np.int64)  # latest READ/atomic resent: PSN, row
     rd_gap = np.full(n_hc, -1, dtype=np.int64)     # response hole marked, until resent
     ack_row = np.full(n_hc, -1, dtype=np.int64)    # last ACK, and its PSN
@@ -234,8 +232,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             else:
                 cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held = \
                     classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind,
-                             rnr_u, ep_active, ep_last, gaps, min_rtt, known, rnr_row, rd_row,
-                             rd_end, rr_row, fifo, ack_row, ack_u, ep_row, i, h, c, u, seen)
+                             rnr_u, ep_active, ep_last, gaps, min_rtt, known, rnr_row, rr_row,
+                             fifo, ack_row, ack_u, ep_row, i, h, c, u, seen)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
                                    i, h, u, seen, cause, run, quick, unsure, stale, copy, held,
@@ -312,7 +310,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             rr_row[h] = i
         if c & C_READ_RESP or c & C_ATOMIC_ACK:
             read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind, cz,
-                          retrying, fifo, f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt,
+                          retrying, fifo, f_head, f_len, rd_rs, rd_gap, min_rtt,
                           ep_row, trig, reason, pin, i, h, u)
         if (kind == SYN_ACK or c & C_READ_RESP) and u >= pos_acked[h]:
             # Forward progress (a positive acknowledgement of a PSN no ACK covered

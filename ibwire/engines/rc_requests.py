@@ -26,7 +26,7 @@ from ibwire.analysis.rc_rules import (
     K_DUP, K_LATE, K_LOST_BEFORE, K_MESSAGES, K_UC_GAPS, READ_FIFO,
 )
 
-from ibwire.engines.rc_shared import T_RNR, _mark, _rnr_wait_ns
+from ibwire.engines.rc_shared import SKIP_MAYBE, T_RNR, _mark, _rnr_wait_ns
 
 
 def uc_request(first_tx, flags, msg, gap, counts, high, msg_no, i, h, c, u, d, consume):
@@ -112,7 +112,7 @@ def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
         if d > 0:
             # The hole this PSN leaves may have gone out before the run began (its
             # originals lost or delayed before the tap): the run then resent it too,
-            # unseen. Remembered as the run's possible skip (2), only for a later
+            # unseen. Remembered as the run's possible skip, only for a later
             # copy of a PSN the tap has seen by then, not as a resend
             # (`skipped_resend`).
             slot = rgap_at[h] % GAP_RING
@@ -120,7 +120,7 @@ def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
             rgaps[h, slot, 1] = u
             rgaps[h, slot, 2] = ep_cur[h]
             rgaps[h, slot, 3] = u
-            rgaps[h, slot, 4] = 2
+            rgaps[h, slot, 4] = SKIP_MAYBE
             rgaps[h, slot, 5] = i
             rgap_at[h] += 1
         ep_active[h] = False

@@ -96,7 +96,7 @@ def dropped(flags, counts, epsn, i, h, c, u, s, kind):
 
 
 def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind, cz, retrying,
-                  fifo, f_head, f_len, rd_row, rd_end, rd_rs, rd_gap, min_rtt, ep_row, trig, reason,
+                  fifo, f_head, f_len, rd_rs, rd_gap, min_rtt, ep_row, trig, reason,
                   pin, i, h, u):
     """A READ response or atomic ACK against the FIFO of outstanding requests."""
     if u == pin[h, 0]:
@@ -110,17 +110,18 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
         # Within one round trip of the request that resent the expected PSN, a
         # response past it was sent before that resend reached the responder: the
         # hole the requester is already retrying, not a new implied NAK.
-        stale = rd_rs[h, 0] == f_next and min_rtt[h] >= 0 and \
-            ts[i] - ts[rd_rs[h, 1]] < min_rtt[h]
+        past = (u >= f_end or u > f_next) and not (
+            rd_rs[h, 0] == f_next and min_rtt[h] >= 0 and ts[i] - ts[rd_rs[h, 1]] < min_rtt[h])
         # A later READ whose responses all came already (credited, below) is
         # complete at the requester: one more response of it (the responder
         # re-read it for a restart) is a duplicate, and shows no hole.
-        for k in range(1, f_len[h]):
-            later = (slot + k) % READ_FIFO
-            if fifo[h, later, 0] <= u < fifo[h, later, 2] and \
-                    fifo[h, later, 1] >= fifo[h, later, 2]:
-                stale = True
-        if (u >= f_end or u > f_next) and not stale:
+        if past:
+            for k in range(1, f_len[h]):
+                later = (slot + k) % READ_FIFO
+                if fifo[h, later, 0] <= u < fifo[h, later, 2] and \
+                        fifo[h, later, 1] >= fifo[h, later, 2]:
+                    past = False
+        if past:
             # Marked and counted once per hole: later responses past it show the
             # same hole, until the requester resends its PSN; not while a retry
             # from that PSN or before is under way (the requester ignores it).
@@ -141,8 +142,6 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
                     trig_row[h] = i
                 _note_implied(cz, trig_kind, h, f_next, i, first, False)
         if u >= f_first and u == f_next:
-            rd_row[h] = i
-            rd_end[h] = f_end
             fifo[h, slot, 1] = u + 1
             fifo[h, slot, 3] = i
         else:
@@ -158,8 +157,6 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
                 if fifo[h, later, 0] <= u < fifo[h, later, 2]:
                     l_next = fifo[h, later, 1]
                     if u == l_next:
-                        rd_row[h] = i
-                        rd_end[h] = fifo[h, later, 2]
                         fifo[h, later, 1] = u + 1
                         fifo[h, later, 3] = i
                     elif u > l_next and not (

@@ -22,6 +22,9 @@ T_NAK, T_RNR, T_IMPLIED = 1, 2, 4       # pending retry causes (bits of trig_kin
 CZ_NAK, CZ_RNR, CZ_IMPLIED = 0, 1, 2    # ... their rows of `cz`: T_X = 1 << CZ_X; each holds
 # the PSN named, the row, and 1 if the requester ignores it (a retry covers it)
 CRC_BAD = 0
+# How sure a resend run's skip is (`rgaps[..., 4]`): the run was one; it may have been
+# late copies; or a hole left as it ended, which it may have resent unseen.
+SKIP_SURE, SKIP_DOUBT, SKIP_MAYBE = 0, 1, 2
 
 
 @njit(inline="always")
@@ -104,7 +107,7 @@ def _skipping_run(rgaps, h, u, slot, ep):
     got = -1
     for g in range(GAP_RING):
         if g != slot and rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 2] != ep and \
-                rgaps[h, g, 4] != 2:
+                rgaps[h, g, 4] != SKIP_MAYBE:
             got = rgaps[h, g, 2]
     return got
 
@@ -113,7 +116,8 @@ def _skipping_run(rgaps, h, u, slot, ep):
 def _skipped_since(rgaps, h, u, ep):
     """Whether a resend run later than episode `ep` skipped PSN u (`rgaps`)."""
     for g in range(GAP_RING):
-        if rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 2] > ep and rgaps[h, g, 4] != 2:
+        if rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 2] > ep and \
+                rgaps[h, g, 4] != SKIP_MAYBE:
             return True
     return False
 
@@ -129,10 +133,17 @@ def _in_read_before(fifo, h, p, u):
 
 
 @njit(inline="always")
-def _answered_since(fifo, h, u, row):
+def _answered_since(fifo, h, u, row, latest):
     """Whether a READ the FIFO ring still holds whose PSNs end right before PSN u had a
-    response in order after row `row`."""
+    response in order after row `row` (`latest`: only the READ of the latest response
+    in order counts)."""
+    hit = False
+    best = -1
+    best_end = -1
     for s in range(READ_FIFO):
+        if fifo[h, s, 3] > best:
+            best = fifo[h, s, 3]
+            best_end = fifo[h, s, 2]
         if fifo[h, s, 2] == u and fifo[h, s, 3] > row:
-            return True
-    return False
+            hit = True
+    return best > row and best_end == u if latest else hit
