@@ -269,3 +269,33 @@ def test_rnr_nak_amid_a_run_pauses_it_into_its_retry(tmp_path):
     NAK's retry run, a new episode with its reason, not the old run going on."""
     assert _start(tmp_path, 229, 1645, loss=0.02, loss_before_tap=1.0, rnr=0.05,
                   bidirectional=True, messages=30) == ("rnr", 217, 229)
+
+
+def test_read_restart_past_an_older_hole_answers_its_own(tmp_path):
+    """The capture missed READ ..152's response, so the ACK past it (51) looks like an
+    implied NAK the requester never acts on. The restart at READ ..195 (111) shows the
+    requester had ..152's (it restarts at the first READ missing some): its cause is
+    ..195's own hole, the response past it (109) after its response was lost after
+    the tap (108)."""
+    assert _start(tmp_path, 111, 6074, loss=0.02, loss_before_tap=0.0, rnr=0.05,
+                  encap="roce1", capture_loss=0.02, messages=30) == ("implied_nak", 109, 111)
+
+
+def test_first_copy_filling_a_skip_after_a_pause_starts_a_timeout_run(tmp_path):
+    """..261 was lost before the tap twice (original, and the NAK run's resend). Its
+    first copy at the tap (36) comes 67 ms after the last request, and the next
+    request resends ..262 in order: the timeout's restart, not the old run's resend
+    delayed. The ACK of ..261 (43) then ends that retry, so the sequence NAK for ..262
+    (46) starts a new one (50)."""
+    kw = dict(loss=0.06, loss_before_tap=0.5, rnr=0.05, encap="roce1", messages=30)
+    assert _start(tmp_path, 37, 9312, **kw) == ("timeout", None, 36)
+    assert _start(tmp_path, 50, 9312, **kw) == ("nak_seq", 46, 50)
+
+
+def test_nak_past_a_reread_read_awaiting_its_response_is_an_implied_nak(tmp_path):
+    """A restart re-reads READ ..519 (141, damaged: the responder drops it). An RNR NAK
+    (157) moves the retry point past it, so the NAK of ..548 (170), acknowledging
+    ..519 still unanswered, is an implied NAK the requester acts on once the RNR timer
+    is over (195)."""
+    assert _start(tmp_path, 195, 44, loss=0.02, loss_before_tap=0.0, rnr=0.05, corrupt=0.02,
+                  encap="ib", bidirectional=True, messages=30) == ("implied_nak", 170, 195)

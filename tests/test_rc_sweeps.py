@@ -182,3 +182,50 @@ def test_copy_after_a_read_answered_earlier_than_the_latest_response(tmp_path):
     res, diff = compare(path, truth)
     assert {"retransmission", "ambiguous"} <= set(_flags_of(res, 73))
     assert check_exact(truth, res, diff) == []
+
+
+def test_rnr_nak_again_after_its_timer_answers_a_retry_the_capture_missed(tmp_path):
+    """RNR NAK 285 refuses ..934; the same RNR NAK again (295), with no request seen
+    between, comes 0.64 ms later: the timer it asked for. A network duplicate would
+    come sooner; this one answers the retry the capture missed, and the resend after
+    its own timer (296) is its retry."""
+    path, truth = generate(tmp_path, "rc_loss", 9569, loss=0.0, loss_before_tap=0.5, rnr=0.05,
+                           corrupt=0.02, encap="ib", messages=30, bidirectional=True,
+                           capture_loss=0.02, psn_start=None)
+    assert {e["frame"] for e in truth["rnr_naks"]} >= {285, 295}
+    res, diff = compare(path, truth)
+    assert "rnr" in _flags_of(res, 295) and "network_duplicate" not in _flags_of(res, 295)
+    assert R.REASON_NAMES[res.reason[295]] == "rnr" and res.trig[295] + 1 == 295
+    assert check_exact(truth, res, diff) == []
+
+
+def test_first_copy_at_the_refused_psn_after_the_timer_is_the_rnr_retry(tmp_path):
+    """RNR NAK 239 refuses ..514, whose copy the capture missed; the first copy the tap
+    sees (255) comes after the NAK's timer: at the tap a first transmission, but the
+    NAK shows the responder had one, so it is the RNR retry."""
+    path, truth = generate(tmp_path, "rc_loss", 6033, loss=0.06, loss_before_tap=1.0, rnr=0.05,
+                           corrupt=0.0, encap="ib", messages=30, bidirectional=True,
+                           capture_loss=0.02, psn_start=None)
+    rnr = {e["frame"]: e for e in truth["rnr_naks"]}
+    assert rnr[239]["tap_retry_frame"] == 255
+    res, diff = compare(path, truth)
+    assert "rnr_retry" in _flags_of(res, 255) and "retransmission" not in _flags_of(res, 255)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_rnr_nak_refusing_a_held_restart_waits_for_its_retry(tmp_path):
+    """A restart at ..446 (122) comes 2.6 us after an RNR NAK for it that was lost after
+    the tap (102): held as a possible copy, then taken as the NAK 111's restart. RNR
+    NAK 125 refuses that restart itself; the requester waits its timer and retries
+    (390): the RNR retry, answering 125, not a timeout."""
+    path, truth = generate(
+        tmp_path, "rc_clean", 95593, **dict(
+            WIDE, ops={"send": 2, "write": 2, "read": 2}, loss_before_tap=0.0, rnr=0.04,
+            corrupt=0.02, encap="roce2", connections=3, ack_every=1, pmtu=1024, cm=True))
+    rnr = {e["frame"]: e for e in truth["rnr_naks"]}
+    assert rnr[125]["tap_retry_frame"] == 390
+    res, diff = compare(path, truth)
+    assert {"rnr_retry", "go_back_n"} <= set(_flags_of(res, 390))
+    assert R.REASON_NAMES[res.reason[389]] == "rnr" and res.trig[389] + 1 == 125
+    assert "lost_after_capture" not in _flags_of(res, 122)
+    assert check_exact(truth, res, diff) == []

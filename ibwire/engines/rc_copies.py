@@ -11,7 +11,8 @@ or delayed) original, or the late resend of a run that skipped it:
 - `skipped_resend`: a copy no restart can have sent now, inside the PSNs an
   earlier resend run skipped, is that run's resend, late (a delayed RNR retry is
   marked as one); a timer copy (no cause, no run, not quick, not unsure, not an
-  RNR retry after its wait) may also be one (decided at the next request). A
+  RNR retry after its wait) may also be one (decided at the next request), and
+  so may a first copy filling a hole after a pause as long as an ACK timeout. A
   first copy there may as well be the original, delayed: flagged.
 - The other copies: a stale original, a network copy, a held-back original, or a
   hole filled with no cause (the last three decided at the next request,
@@ -119,7 +120,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
 
 
 def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row, i, h, u, seen,
-                   cause, run, quick, unsure, stale, copy, held, in_gap):
+                   cause, run, quick, unsure, stale, copy, held, in_gap, prev_req):
     """The earlier resend run that skipped this PSN, if no restart can have sent it now."""
     late_rerun = -1
     late_amb = False
@@ -127,7 +128,12 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
     # late resend of a run that skipped it (decided at the next request).
     # (At a refused PSN after its RNR wait it is that RNR NAK's retry; a READ
     # or atomic an unseen implied NAK may explain is a resend, below.)
-    timer = seen and not cause and not run and not quick and not unsure and \
+    # (A first copy at the tap filling a hole as well, after a pause as long as the
+    # shortest ACK timeout: the timeout restart's first resend, its original lost
+    # before the tap, if the next request continues it.)
+    timer = (seen or (in_gap and prev_req >= 0 and
+                      ts[i] - ts[prev_req] >= MIN_ACK_TIMEOUT_NS)) and \
+        not cause and not run and not quick and not unsure and \
         not stale and not (
         u == rnr_u[h] and ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]))
     lost_back = False
@@ -175,8 +181,9 @@ def late_resend(paylen, first_tx, flags, ref, episode, msg, counts, lr_row, rnr_
     flags[i] |= F_RETX
     if late_amb:
         flags[i] |= F_AMBIGUOUS
-    ref[i] = first_tx[i]
-    msg[i] = msg[first_tx[i]]
+    if first_tx[i] < i:     # (the first copy at the tap repeats none the tap saw)
+        ref[i] = first_tx[i]
+        msg[i] = msg[first_tx[i]]
     episode[i] = late_rerun
     counts[h, K_RETX] += 1
     counts[h, K_RETX_BYTES] += paylen[i]

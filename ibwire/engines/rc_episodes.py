@@ -32,7 +32,8 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_shared import (
-    CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _pick_cause, _rnr_wait_ns, _rnr_waited, _skipping_run,
+    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _pick_cause, _rnr_wait_ns, _rnr_waited,
+    _skipping_run,
 )
 from ibwire.engines.rc_unseen import _drop_answered, _pin_restart, _unheard_acks, _unseen_implied
 
@@ -99,6 +100,7 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     r's) did not reach the tap. Unless `sure`, the cause stays pending (the start may
     still be a late copy). Returns the next episode number. (Rare: a plain call.)"""
     j = _pick_cause(cz, trig_kind[h], h, upsn[r], ts, syn, r)
+    rnr_k = trig_kind[h] & T_RNR
     if j < 0:
         return _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
                                 ep_active, ep_end, ep_last, ep_next, retrying, high, upsn, hc,
@@ -128,6 +130,11 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     trig_u[h] = -1
     trig_kind[h] = 0
     trig_row[h] = -1
+    if j != CZ_RNR and rnr_k and cz[h, CZ_RNR, 1] > r:
+        # An RNR NAK since refused this run: its retry is still to come.
+        trig_kind[h] = T_RNR
+        trig_u[h] = cz[h, CZ_RNR, 0]
+        trig_row[h] = cz[h, CZ_RNR, 1]
     return n_ep + 1
 
 
@@ -190,6 +197,15 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
     trig[i] = cz[h, cz_j, 1] if cz_j >= 0 else -1
     if k & (T_NAK | T_RNR) and cz[h, cz_j, 0] == u:
         _drop_answered(fifo, f_head, f_len, h, u)
+    if cz_j == CZ_IMPLIED and cz[h, CZ_IMPLIED, 0] < u and c & (C_READ_REQ | C_ATOMIC_REQ) \
+            and amb_run[h, 0] < 0:
+        # A restart at a READ past the hole the implied NAK named: if the tap saw this
+        # READ's own hole shown, the requester had the earlier responses (it restarts
+        # at the first READ missing some, IBA 9.7.4.1.5; the capture missed them).
+        t = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, i, h, u)
+        if t >= 0:
+            trig[i] = t
+            _drop_answered(fifo, f_head, f_len, h, u)
     if cz_j < 0 and c & (C_READ_REQ | C_ATOMIC_REQ) and amb_run[h, 0] < 0:
         # (Amid a run, doubtful: asked once the next request shows it a restart.)
         trig[i] = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, i, h, u)

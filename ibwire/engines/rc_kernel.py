@@ -53,7 +53,8 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_build import inline_rules, py_twin
 from ibwire.engines.rc_shared import (
-    CRC_BAD, SYN_TYPE_MASK, SYN_TYPE_SHIFT, SYN_VALUE_MASK, SYN_VALUE_SHIFT, _mark,
+    CRC_BAD, CZ_RNR, SYN_TYPE_MASK, SYN_TYPE_SHIFT, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_RNR,
+    _mark, _rnr_wait_ns, _rnr_waited,
 )
 from ibwire.engines.rc_copies import (
     classify, held_original, late_original, late_resend, network_copy, skipped_resend,
@@ -63,12 +64,14 @@ from ibwire.engines.rc_episodes import episode_start, restart_shown, resent, run
 from ibwire.engines.rc_pending import (
     amb_run_decided, copy_decided, jump_decided, late_decided, late_resend_decided,
 )
-from ibwire.engines.rc_requests import new_request, rnr_wait_over, uc_request, unseen_read
+from ibwire.engines.rc_requests import (
+    new_request, rnr_wait_over, uc_request, unseen_read, unseen_retry,
+)
 from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "ef7bfa0413cb"
+RC_HELPERS_DIGEST = "4b5ac24cbe4f"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -117,6 +120,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     known = np.zeros(n_hc, dtype=np.int64)     # the requester has shown it acts on NAK p
     known_next = np.full(n_hc, -1, dtype=np.int64)  # ... if the next request continues it
     rnr_row = np.full(n_hc, -1, dtype=np.int64)
+    rnr_req = np.full(n_hc, -1, dtype=np.int64)     # latest copy of the pending RNR PSN
     rnr_doubt = np.zeros(n_hc, dtype=np.bool_)     # its retry may have been lost before the tap
     rd_rs = np.full((n_hc, 2), -1, dtype=np.int64)  # latest READ/atomic resent: PSN, row
     rd_gap = np.full(n_hc, -1, dtype=np.int64)     # response hole marked, until resent
@@ -184,6 +188,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             if not c & C_RELIABLE:
                 continue
             seen = first_tx[i] < i
+            if trig_kind[h] & T_RNR and u == cz[h, CZ_RNR, 0]:
+                rnr_req[h] = i      # a copy of the refused PSN since its RNR NAK
             if c & (C_READ_REQ | C_ATOMIC_REQ) and d < 0:
                 if f_len[h] == 0 or u <= fifo[h, f_head[h], 1]:
                     # (A later READ resent next does not replace the resend of
@@ -226,6 +232,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next, rgap_at,
                             ep_amb, ep_row, amb_run, pin, i, h, u, d)
             if d >= 0:
+                unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h, u)
                 new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
                             ep_next, gaps, gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len,
                             ep_amb, soon, i, h, c, u, d, consume)
@@ -237,7 +244,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
                                    i, h, u, seen, cause, run, quick, unsure, stale, copy, held,
-                                   in_gap)
+                                   in_gap, prev_req)
                 if (late_rerun >= 0 and not timer and not held) or stale:
                     # (Held: decided at the next request, `late_resend_decided`.)
                     delays[h] = True
@@ -292,11 +299,15 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         last_resp[h] = i
         seq_err = kind == SYN_NAK and (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK == NAK_PSN_SEQ
         if ((kind == SYN_NAK or kind == SYN_RNR) and q >= 0 and upsn[q] == u and
-                syn[q] == syn[i] and msn[q] == msn[i]) or (seq_err and seq_nak[h] == u):
+                syn[q] == syn[i] and msn[q] == msn[i] and
+                (kind == SYN_NAK or ts[i] - ts[q] < _rnr_wait_ns(s))) or (
+                    seq_err and seq_nak[h] == u):
             # The same NAK again with no request in between (an RNR NAK answers a
-            # request), or a sequence-error NAK naming the PSN the latest one named with
-            # no request at that PSN (nor an RNR NAK refusing it) since: a responder NAKs
-            # a hole once until its expected PSN arrives, so the network duplicated it.
+            # request, and its retry comes no sooner than its timer: one as late
+            # answers a retry the capture missed), or a sequence-error NAK naming the
+            # PSN the latest one named with no request at that PSN (nor an RNR NAK
+            # refusing it) since: a responder NAKs a hole once until its expected PSN
+            # arrives, so the network duplicated it.
             _mark(flags, counts, i, h, F_COPY, K_COPIES)
             continue
         if seq_err:
@@ -323,6 +334,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 trig_kind, cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u,
                 ep_row, trig, reason, pin, i, h, c, u, s)
         elif kind == SYN_RNR or kind == SYN_NAK:
+            if kind == SYN_RNR and trig_kind[h] & T_RNR and cz[h, CZ_RNR, 0] == u and (
+                    rnr_req[h] > cz[h, CZ_RNR, 1] or _rnr_waited(cz, syn, ts, h, i)):
+                # The PSN refused again after a copy of it went out (seen, or unseen
+                # once the pending NAK's timer is over): the requester waits on this
+                # NAK now (rxe restarts its RNR timer), and its next retry answers it.
+                cz[h, CZ_RNR, 0] = -1
             nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u,
                 rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, ep_row,
                 trig, reason, pin, i, h, u, s, kind)

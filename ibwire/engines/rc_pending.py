@@ -29,7 +29,7 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    CZ_NAK, T_IMPLIED, T_NAK, T_RNR, _skipped_since, _skipping_run,
+    CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _skipped_since, _skipping_run,
 )
 from ibwire.engines.rc_unseen import _unseen_implied
 
@@ -227,9 +227,10 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, epi
                 soon_rows[h, 0] = q
             counts[h, K_COPIES] -= 1
             ref[q] = first_tx[q]
-            if copy_cause[h] and upsn[q] == rnr_u[h]:
+            if copy_cause[h] and upsn[q] == rnr_u[h] and cz[h, CZ_RNR, 1] < q:
                 # The restart at the refused PSN before the RNR timer: the RNR NAK
-                # never reached the requester; it answers the other cause.
+                # never reached the requester; it answers the other cause. (One
+                # since refused this restart: its retry is still to come.)
                 rnr_u[h] = -1
                 trig_kind[h] &= ~T_RNR
             if copy_cause[h] and 0 <= trig_u[h] <= upsn[q] and trig_kind[h] != 0:

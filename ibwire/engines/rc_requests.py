@@ -7,6 +7,8 @@
   refused PSN (that retry lost before the tap, or delayed: remembered): the RNR
   cause is spent (unless that retry is the copy held back just before). A resend
   that starts a run is left to `episode_start`: the RNR retry run itself.
+- A new PSN that the pending RNR NAK refused, at least its timer after it: that NAK's
+  retry (the capture missed the copy the responder refused).
 - A READ or atomic request first seen below the highest PSN joins the FIFO too.
 - A new PSN (at or past the highest sent): the PSNs skipped are a hole (lost before
   the tap, remembered in a ring of recent holes); reaching the old front ends the
@@ -22,8 +24,8 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_REQ, C_LAST, C_READ_REQ, F_DUP, F_GAP, F_LATE, F_MSG_END, F_UC_GAP, GAP_RING,
-    K_DUP, K_LATE, K_LOST_BEFORE, K_MESSAGES, K_UC_GAPS, READ_FIFO,
+    C_ATOMIC_REQ, C_LAST, C_READ_REQ, F_DUP, F_GAP, F_LATE, F_MSG_END, F_RNR_RETRY, F_UC_GAP,
+    GAP_RING, K_DUP, K_LATE, K_LOST_BEFORE, K_MESSAGES, K_RNR_RETRIES, K_UC_GAPS, READ_FIFO,
 )
 
 from ibwire.engines.rc_shared import SKIP_MAYBE, T_RNR, _mark, _rnr_wait_ns
@@ -69,6 +71,17 @@ def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rn
         # (Or delayed: then it comes later as the late resend of this run.)
         rnr_late[h, 0] = rnr_u[h]
         rnr_late[h, 1] = i
+        rnr_u[h] = -1
+        trig_kind[h] &= ~T_RNR
+        if trig_kind[h] == 0:
+            trig_u[h] = -1
+
+
+def unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h, u):
+    """A new PSN the pending RNR NAK refused, once its timer is over: its retry."""
+    if u == rnr_u[h] and ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]):
+        # The responder refused a copy the capture missed; this one is the retry.
+        _mark(flags, counts, i, h, F_RNR_RETRY, K_RNR_RETRIES)
         rnr_u[h] = -1
         trig_kind[h] &= ~T_RNR
         if trig_kind[h] == 0:

@@ -11,13 +11,15 @@
   does; one past it is a hole in that request too (a cause, if the requester had
   the earlier one's responses that the capture missed).
 - An ACK acknowledges PSNs (coalesced), carries credits, covers a READ still
-  missing responses (an implied NAK), or repeats an earlier one (a duplicate ACK);
+  missing responses (an implied NAK; so too a READ a restart resent, awaiting its
+  own response), or repeats an earlier one (a duplicate ACK);
   an acknowledged PSN settles a pending NAK or RNR NAK.
 - A NAK (sequence error: a retry cause, with the first since forward progress
   starting a retry; ignored by the requester while a retry from its PSN or before
   is under way) or an RNR NAK (a retry cause after its timer) implicitly
   acknowledges the PSNs before its own; a copy of either (the loop spots it) is
-  the network's. Each cause is kept with its PSN and row (`cz`), for the restart
+  the network's, but for an RNR NAK as late as its timer (the retry it answers
+  went unseen). Each cause is kept with its PSN and row (`cz`), for the restart
   that answers it.
 
 Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
@@ -38,6 +40,17 @@ from ibwire.engines.rc_shared import (
     CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR, _mark,
     _note_cause, _note_implied,
 )
+
+
+@njit(inline="always")
+def _pin_hole(flags, pin, h, u):
+    """The READ or atomic a restart resent, still awaiting its own response, if a
+    response acknowledging PSNs before u passes it (the requester finds it missing,
+    IBA 9.7.4.1.5, though the tap saw its first response pass: lost after the tap);
+    else -1. (Not while that restart may be a late copy.)"""
+    if 0 <= pin[h, 0] < u and not flags[pin[h, 1]] & F_AMBIGUOUS:
+        return pin[h, 0]
+    return -1
 
 
 @njit
@@ -183,26 +196,27 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
         credits[i] = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
         ack_row[h] = i
         ack_u[h] = u
-        if f_len[h] > 0:
-            slot = f_head[h]
-            if u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]:
-                # Once per hole (read_response). A retry from that PSN or before
-                # under way covers it: the requester ignores it, no cause.
-                covered = _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig,
-                                        reason, pin, h, fifo[h, slot, 1], 0)
-                first = rd_gap[h] != fifo[h, slot, 1] and not covered
+        slot = f_head[h]
+        fifo_hole = f_len[h] > 0 and u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]
+        hp = fifo[h, slot, 1] if fifo_hole else _pin_hole(flags, pin, h, u + 1)
+        # Once per hole (read_response). A retry from that PSN or before under way
+        # covers it: the requester ignores it, no cause.
+        covered = hp >= 0 and _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row,
+                                            trig, reason, pin, h, hp, 0)
+        if fifo_hole or (hp >= 0 and not covered):
+            first = rd_gap[h] != hp and not covered
+            if first:
+                _mark(flags, counts, i, h, F_IMPLIED, K_IMPLIED)
+                rd_gap[h] = hp
+            if not retrying[h]:
+                retrying[h] = True
                 if first:
-                    _mark(flags, counts, i, h, F_IMPLIED, K_IMPLIED)
-                    rd_gap[h] = fifo[h, slot, 1]
-                if not retrying[h]:
-                    retrying[h] = True
-                    if first:
-                        flags[i] |= F_RETRY_START
-                if not covered:
-                    if trig_u[h] < 0 or fifo[h, slot, 1] < trig_u[h]:
-                        trig_u[h] = fifo[h, slot, 1]
-                        trig_row[h] = i
-                    _note_implied(cz, trig_kind, h, fifo[h, slot, 1], i, first, False)
+                    flags[i] |= F_RETRY_START
+            if not covered:
+                if trig_u[h] < 0 or hp < trig_u[h]:
+                    trig_u[h] = hp
+                    trig_row[h] = i
+                _note_implied(cz, trig_kind, h, hp, i, first, False)
         if u + 1 > acked[h]:
             acked_n[i] = u + 1 - acked[h]
             if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
@@ -230,8 +244,10 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
     # before this RNR NAK moves the retry point (the requester finds the hole first).
     slot = f_head[h]
     hole = f_len[h] > 0 and u > fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]
-    imp_cov = hole and _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig,
-                                     reason, pin, h, fifo[h, slot, 1], 0)
+    hp = fifo[h, slot, 1] if hole else _pin_hole(flags, pin, h, u)
+    imp_cov = hp >= 0 and _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig,
+                                        reason, pin, h, hp, 0)
+    hole = hole or (hp >= 0 and not imp_cov)
     if kind == SYN_RNR:
         _mark(flags, counts, i, h, F_RNR, K_RNR)
         _note_cause(cz, trig_kind, h, CZ_RNR, T_RNR, u, i)
@@ -264,14 +280,14 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
         trig_row[h] = i
         if hole:
             # An implied NAK, as for an ACK (ignored while a retry covers it).
-            new_hole = rd_gap[h] != fifo[h, slot, 1]
+            new_hole = rd_gap[h] != hp
             if new_hole:
                 flags[i] |= F_IMPLIED
                 counts[h, K_IMPLIED] += 1
-                rd_gap[h] = fifo[h, slot, 1]
-            if fifo[h, slot, 1] < trig_u[h]:
-                trig_u[h] = fifo[h, slot, 1]
-            _note_implied(cz, trig_kind, h, fifo[h, slot, 1], i, new_hole, imp_cov)
+                rd_gap[h] = hp
+            if hp < trig_u[h]:
+                trig_u[h] = hp
+            _note_implied(cz, trig_kind, h, hp, i, new_hole, imp_cov)
         if u > acked[h]:
             acked[h] = u
         epsn[h] = u
