@@ -299,3 +299,21 @@ def test_nak_past_a_reread_read_awaiting_its_response_is_an_implied_nak(tmp_path
     is over (195)."""
     assert _start(tmp_path, 195, 44, loss=0.02, loss_before_tap=0.0, rnr=0.05, corrupt=0.02,
                   encap="ib", bidirectional=True, messages=30) == ("implied_nak", 170, 195)
+
+
+def test_restart_sooner_than_any_ack_timeout_answers_an_unseen_nak(tmp_path):
+    """WRITE ..325 reached the responder damaged (284, bad ICRC); its sequence NAK never
+    crossed the tap. The resend of ..325 (297) comes 1.1 us after 284: sooner than any
+    local ACK timeout (8.192 us at least), so no timer started it: a sequence NAK the
+    tap did not see, with no cause frame, not a timeout."""
+    assert _start(tmp_path, 297, 5216, loss=0.06, loss_before_tap=0.5, corrupt=0.02,
+                  encap="roce1", bidirectional=True, capture_loss=0.02,
+                  messages=30) == ("nak_seq", None, 297)
+
+
+def test_quick_restart_on_a_reordering_stream_stays_a_timeout(tmp_path):
+    """A timeout's resend of ..153 delayed by the network (128) reaches the tap 0.7 us
+    after the previous copy there. This stream has shown copies out of order, so the
+    tap's order is not the send order: the restart stays a timeout."""
+    assert _start(tmp_path, 128, 8572, loss=0.06, loss_before_tap=0.5, encap="roce2",
+                  messages=30, reorder=0.03, duplicate=0.01) == ("timeout", None, 128)
