@@ -312,8 +312,36 @@ def test_restart_sooner_than_any_ack_timeout_answers_an_unseen_nak(tmp_path):
 
 
 def test_quick_restart_on_a_reordering_stream_stays_a_timeout(tmp_path):
-    """A timeout's resend of ..153 delayed by the network (128) reaches the tap 0.7 us
-    after the previous copy there. This stream has shown copies out of order, so the
-    tap's order is not the send order: the restart stays a timeout."""
-    assert _start(tmp_path, 128, 8572, loss=0.06, loss_before_tap=0.5, encap="roce2",
-                  messages=30, reorder=0.03, duplicate=0.01) == ("timeout", None, 128)
+    """On a stream whose network delays and duplicates copies, the tap's order is not
+    the send order: a timeout's resend (289, 247) may reach the tap soon after another
+    copy of its PSN. The restart stays a timeout there (the sequence NAK the timing
+    would imply belongs to calm streams only)."""
+    path, truth = generate(tmp_path, "rc_loss", 2942, loss=0.02, loss_before_tap=0.5,
+                           rnr=0.05, corrupt=0.02, encap="roce2", bidirectional=True,
+                           messages=30, reorder=0.03, duplicate=0.01)
+    res, _ = compare(path, truth)
+    want = {e["frame"]: e["reason"] for e in truth["retransmissions"]}
+    for frame in (247, 289):
+        first = int(np.flatnonzero(res.episode == res.episode[frame - 1])[0])
+        assert want[frame] == "timeout" == R.REASON_NAMES[int(res.reason[first])]
+        h = res.streams.hc[first]
+        assert res.counts[h, R.K_LATE] + res.counts[h, R.K_COPIES] > 0
+
+
+def test_timeout_restart_decided_late_is_the_retry_under_way(tmp_path):
+    """A timeout's restart at ..978 (55) is a first copy at the tap, decided only at
+    the next request. It is the retry under way all the same: the atomic ACK of ..978
+    (70) moves the oldest unacknowledged PSN past it, so the sequence NAK of ..979
+    (71) is acted on (75), not ignored as covered by an older run."""
+    assert _start(tmp_path, 75, 7835, loss=0.06, loss_before_tap=1.0, corrupt=0.02,
+                  encap="ib", messages=30, psn_start=16776971) == ("nak_seq", 71, 75)
+
+
+def test_restart_at_the_psn_of_a_nak_taken_as_ignored(tmp_path):
+    """A retry re-reads READ ..673, whose first response the capture missed: the
+    engine holds the retry as still waiting for it, so NAK 122 for ..685 looks
+    covered. The restart at exactly ..685 (126), 0.3 us later and sooner than any
+    timer, shows the requester acted on it: the NAK is its cause."""
+    assert _start(tmp_path, 126, 2172, loss=0.06, loss_before_tap=0.0, rnr=0.05,
+                  corrupt=0.02, encap="roce1", capture_loss=0.02,
+                  messages=30) == ("nak_seq", 122, 126)

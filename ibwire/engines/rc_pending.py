@@ -79,6 +79,7 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
                                         ep_cur, ep_active, ep_end, ep_last, ep_next,
                                         retrying, high, upsn, hc, cls, icrc, ts,
                                         flags, trig, pin)
+                ep_row[h] = p       # (the retry under way starts here, `_retry_covers`)
     return n_ep
 
 
@@ -178,6 +179,7 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
                 n_ep = _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
                                         ep_active, ep_end, ep_last, ep_next, retrying, high,
                                         upsn, hc, cls, icrc, ts, flags, trig, pin)
+                ep_row[h] = r
             ep_amb[h] = False
     return n_ep
 

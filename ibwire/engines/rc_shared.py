@@ -78,7 +78,8 @@ def _pick_cause(cz, k, h, u, ts, syn, i):
     """Which pending cause (bits `k`) a restart at PSN u, row i, answers: its `cz` row,
     -1 for none. A cause names the PSN its restart begins at, so one past u cannot have
     started it, nor a NAK or implied NAK older than a requester's reaction, nor an RNR
-    NAK sooner than its timer; one naming u did (the earliest, if several). Else (the
+    NAK sooner than its timer; one naming u did (the earliest, if several; a NAK
+    naming u taken as ignored too, when no other cause names u). Else (the
     restart's first resends missing at the tap) an RNR NAK first (the requester waits
     it out whatever else came), then a sequence NAK, then an implied NAK. A hole shown
     by an RNR NAK itself is that RNR NAK's retry."""
@@ -92,6 +93,12 @@ def _pick_cause(cz, k, h, u, ts, syn, i):
                 got = j
             elif got < 0:
                 got = j
+    if (got < 0 or cz[h, got, 0] != u) and k & T_NAK and cz[h, CZ_NAK, 0] == u and \
+            cz[h, CZ_NAK, 2] == 1 and ts[i] - ts[cz[h, CZ_NAK, 1]] < MAX_REACTION_NS:
+        # A restart at exactly the PSN of a NAK taken as ignored (a retry covering it
+        # seemed under way): the restart shows the requester acted on it after all
+        # (that retry was over: responses the capture missed had reached it).
+        got = CZ_NAK
     if got == CZ_IMPLIED and k & T_RNR and cz[h, CZ_RNR, 2] == 0 and \
             cz[h, CZ_RNR, 1] == cz[h, CZ_IMPLIED, 1] and _rnr_waited(cz, syn, ts, h, i):
         # The hole an RNR NAK's implicit ACK shows: the requester goes back to it,
