@@ -43,6 +43,29 @@ from ibwire.engines.rc_shared import (
 
 
 @njit(inline="always")
+def _hole_shown(flags, counts, trig_u, trig_row, trig_kind, cz, retrying, rd_gap, i, h, p, covered,
+                flag):
+    """Response i shows the READ/atomic hole at PSN p (an implied NAK): marked (`flag`)
+    and counted once per hole, a retry's start if none is under way, and a retry
+    cause unless a retry covering p is (the requester ignores it). Returns whether
+    this is the hole's first showing."""
+    first = rd_gap[h] != p and not covered
+    if first:
+        _mark(flags, counts, i, h, flag, K_IMPLIED)
+        rd_gap[h] = p
+    if not retrying[h]:
+        retrying[h] = True
+        if first:
+            flags[i] |= F_RETRY_START
+    if not covered:
+        if trig_u[h] < 0 or p < trig_u[h]:
+            trig_u[h] = p
+            trig_row[h] = i
+        _note_implied(cz, trig_kind, h, p, i, first, False)
+    return first
+
+
+@njit(inline="always")
 def _pin_hole(flags, pin, h, u):
     """The READ or atomic a restart resent, still awaiting its own response, if a
     response acknowledging PSNs before u passes it (the requester finds it missing,
@@ -140,20 +163,9 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
             # from that PSN or before is under way (the requester ignores it).
             covered = _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig,
                                     reason, pin, h, f_next, f_first if u < f_end else 0)
-            first = rd_gap[h] != f_next and not covered
-            if first:
-                _mark(flags, counts, i, h, F_IMPLIED | F_RESP_GAP, K_IMPLIED)
+            if _hole_shown(flags, counts, trig_u, trig_row, trig_kind, cz, retrying, rd_gap, i, h,
+                           f_next, covered, F_IMPLIED | F_RESP_GAP):
                 counts[h, K_RESP_GAPS] += 1
-                rd_gap[h] = f_next
-            if not retrying[h]:
-                retrying[h] = True
-                if first:
-                    flags[i] |= F_RETRY_START
-            if not covered:
-                if trig_u[h] < 0 or f_next < trig_u[h]:
-                    trig_u[h] = f_next
-                    trig_row[h] = i
-                _note_implied(cz, trig_kind, h, f_next, i, first, False)
         if u >= f_first and u == f_next:
             fifo[h, slot, 1] = u + 1
             fifo[h, slot, 3] = i
@@ -204,19 +216,8 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
         covered = hp >= 0 and _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row,
                                             trig, reason, pin, h, hp, 0)
         if fifo_hole or (hp >= 0 and not covered):
-            first = rd_gap[h] != hp and not covered
-            if first:
-                _mark(flags, counts, i, h, F_IMPLIED, K_IMPLIED)
-                rd_gap[h] = hp
-            if not retrying[h]:
-                retrying[h] = True
-                if first:
-                    flags[i] |= F_RETRY_START
-            if not covered:
-                if trig_u[h] < 0 or hp < trig_u[h]:
-                    trig_u[h] = hp
-                    trig_row[h] = i
-                _note_implied(cz, trig_kind, h, hp, i, first, False)
+            _hole_shown(flags, counts, trig_u, trig_row, trig_kind, cz, retrying, rd_gap, i, h, hp,
+                        covered, F_IMPLIED)
         if u + 1 > acked[h]:
             acked_n[i] = u + 1 - acked[h]
             if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
