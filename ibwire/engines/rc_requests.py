@@ -28,7 +28,7 @@ from ibwire.analysis.rc_rules import (
     GAP_RING, K_DUP, K_LATE, K_LOST_BEFORE, K_MESSAGES, K_RNR_RETRIES, K_UC_GAPS, READ_FIFO,
 )
 
-from ibwire.engines.rc_shared import SKIP_MAYBE, T_RNR, _mark, _rnr_wait_ns
+from ibwire.engines.rc_shared import SKIP_MAYBE, _mark, _rnr_spent, _rnr_wait_ns
 
 
 def uc_request(first_tx, flags, msg, gap, counts, high, msg_no, i, h, c, u, d, consume):
@@ -71,10 +71,7 @@ def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rn
         # (Or delayed: then it comes later as the late resend of this run.)
         rnr_late[h, 0] = rnr_u[h]
         rnr_late[h, 1] = i
-        rnr_u[h] = -1
-        trig_kind[h] &= ~T_RNR
-        if trig_kind[h] == 0:
-            trig_u[h] = -1
+        _rnr_spent(trig_u, trig_kind, rnr_u, h)
 
 
 def unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h, u):
@@ -82,10 +79,7 @@ def unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h
     if u == rnr_u[h] and ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]):
         # The responder refused a copy the capture missed; this one is the retry.
         _mark(flags, counts, i, h, F_RNR_RETRY, K_RNR_RETRIES)
-        rnr_u[h] = -1
-        trig_kind[h] &= ~T_RNR
-        if trig_kind[h] == 0:
-            trig_u[h] = -1
+        _rnr_spent(trig_u, trig_kind, rnr_u, h)
 
 
 def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur, ep_next, gaps,

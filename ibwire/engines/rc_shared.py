@@ -67,6 +67,16 @@ def _note_implied(cz, trig_kind, h, p, row, fresh, ignored):
 
 
 @njit(inline="always")
+def _rnr_spent(trig_u, trig_kind, rnr_u, h):
+    """The pending RNR NAK is answered (its retry seen, or shown lost before the
+    tap): no longer a cause, nor the refused PSN awaited."""
+    rnr_u[h] = -1
+    trig_kind[h] &= ~T_RNR
+    if trig_kind[h] == 0:
+        trig_u[h] = -1
+
+
+@njit(inline="always")
 def _rnr_waited(cz, syn, ts, h, i):
     """Whether row i comes at least the pending RNR NAK's timer after it (IBA
     9.7.5.2.8: the requester waits that long before its retry)."""
