@@ -71,7 +71,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "69cd5c890b4d"
+RC_HELPERS_DIGEST = "3e6ac22b2dfb"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -229,8 +229,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 soon_rows, ep_amb, ep_row, delays, back2back, pin, fifo, f_head,
                                 f_len, i, h, u, d, seen, n_ep)
             amb_run_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, ref, episode, trig,
-                            reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next, rgap_at,
-                            ep_amb, ep_row, amb_run, pin, i, h, u, d)
+                            reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next, rgaps,
+                            rgap_at, ep_amb, ep_row, amb_run, pin, i, h, u, d)
             if d >= 0:
                 unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h, u)
                 new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
@@ -332,7 +332,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         if kind == SYN_ACK:
             ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row,
                 trig_kind, cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u,
-                ep_row, trig, reason, pin, i, h, c, u, s)
+                ep_row, trig, reason, pin, seq_nak, i, h, c, u, s)
         elif kind == SYN_RNR or kind == SYN_NAK:
             if kind == SYN_RNR and trig_kind[h] & T_RNR and cz[h, CZ_RNR, 0] == u and (
                     rnr_req[h] > cz[h, CZ_RNR, 1] or _rnr_waited(cz, syn, ts, h, i)):

@@ -7,10 +7,14 @@ pending (each is decided at the next request of its half-connection, then droppe
   promptly (a run goes out back to back; a pause as long as the shortest ACK
   timeout is a restart of its own).
 - A run packet past the run's next PSN: a late copy that arrived amid the run,
-  not a skip, if this request resumes the run at that PSN soon after and no cause
-  names that PSN (with one pending for an earlier PSN, only if the copy is fresh).
+  not a skip, if this request resumes the run at that PSN (or past it, below the
+  packet past) soon after and no cause names that PSN (with one pending for an
+  earlier PSN, only if the copy is fresh).
 - The late resend of a run that skipped its PSN: the start of a timeout run if
-  this request resends the PSN after it.
+  this request resends the PSN after it (not when it repeated, at once, the run in
+  progress's latest resend and this request goes on with that run).
+- A timeout restart taken with doubt amid a run (or too soon for any timer): a
+  copy if this request goes on with the run it cut short.
 - A network copy (a quick copy, or one held back past a pending cause's PSN): the
   start of a resend run (a timeout's, or the pending cause's) if this request
   continues it in order, unless the copy repeated the request just before it.
@@ -104,11 +108,12 @@ def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, count
         # packets lost before the tap), so the resume shows nothing.
         nak_since = trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 1] > r and \
             0 <= cz[h, CZ_NAK, 0] < u and cz[h, CZ_NAK, 2] == 0
-        if seen and d < 0 and u == jmp[h, 2] and episode[r] == ep_cur[h] and \
+        if seen and d < 0 and jmp[h, 2] <= u < upsn[r] and episode[r] == ep_cur[h] and \
                 ep_active[h] and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and \
                 fresh and (not 0 <= trig_u[h] <= u or not cause_named) and not nak_since:
-            # The run resumes at its next PSN, with no cause naming that PSN and
-            # too soon for a timer: it never jumped. The packet past it was a late
+            # The run resumes at its next PSN (or past it, below the packet past: those
+            # between lost before the tap), with no cause naming that PSN and too
+            # soon for a timer: it never jumped. The packet past it was a late
             # copy that arrived amid the run (a run goes in PSN order): of an
             # earlier run's resend, if that run skipped its PSN (it stays a resend,
             # in that run's episode), else of the original.
@@ -142,7 +147,13 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
     r = lr_row[h]
     if r >= 0:
         lr_row[h] = -1
-        in_order = seen and d < 0 and upsn[r] < u <= lr_next[h]
+        # Right after the run in progress resent the same PSN (sooner than any timer),
+        # a request going on with that run shows no restart: the run never stopped
+        # (the late resend, or a copy of the run's resend, stays as it was).
+        q = prev_tx[r]
+        goes_on = ep_active[h] and u == ep_next[h] and upsn[r] == ep_last[h] and q >= 0 and \
+            flags[q] & F_RETX and episode[q] == ep_cur[h] and ts[r] - ts[q] < MIN_ACK_TIMEOUT_NS
+        in_order = seen and d < 0 and upsn[r] < u <= lr_next[h] and not goes_on
         # Held while a cause for an earlier PSN was pending: that cause's restart, in
         # order (a skipped resend's late copy comes alone), unless this network has
         # shown copies delayed past later ones; else the skipped resend, delayed.
@@ -253,16 +264,26 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, epi
 
 
 def amb_run_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, ref, episode, trig, reason,
-                    counts, ep_active, ep_last, ep_end, ep_cur, ep_next, rgap_at, ep_amb, ep_row,
-                    amb_run, pin, i, h, u, d):
+                    counts, ep_active, ep_last, ep_end, ep_cur, ep_next, rgaps, rgap_at, ep_amb,
+                    ep_row, amb_run, pin, i, h, u, d):
     """A timeout restart taken with doubt while a run was under way: a copy if this
     request goes on with that run; else a restart, and for a READ or atomic, maybe
     the implied NAK of a response lost after the tap (`_unseen_implied`)."""
     r = amb_run[h, 0]
     if r >= 0:
         amb_run[h, 0] = -1
+        # (Doubtful too: a timeout restart sooner than any timer after the PSN's last
+        # copy, as no cause the requester acts on is pending; not a READ or atomic,
+        # whose response lost after the tap may be an implied NAK, nor a PSN an
+        # earlier run skipped, whose resend it may be, delayed, unless it repeats
+        # the latest packet of the run it cut short.)
+        q = prev_tx[r]
+        no_timer = reason[r] == REASON_TIMEOUT and ts[r] - ts[q] < MIN_ACK_TIMEOUT_NS and \
+            not cls[r] & (C_READ_REQ | C_ATOMIC_REQ) and (
+                (episode[q] == amb_run[h, 1] and upsn[r] == amb_run[h, 2]) or
+                _skipping_run(rgaps, h, upsn[r], -1, episode[r]) < 0)
         if d < 0 and u == amb_run[h, 3] and episode[r] == ep_cur[h] and \
-                flags[r] & F_AMBIGUOUS and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS:
+                (flags[r] & F_AMBIGUOUS or no_timer) and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS:
             # The request after it resends the PSN the earlier run had reached, at
             # once: a restart goes on from its own PSN, so that run never stopped,
             # and the doubtful start was the network's copy of an earlier packet.

@@ -13,7 +13,8 @@
 - An ACK acknowledges PSNs (coalesced), carries credits, covers a READ still
   missing responses (an implied NAK; so too a READ a restart resent, awaiting its
   own response), or repeats an earlier one (a duplicate ACK);
-  an acknowledged PSN settles a pending NAK or RNR NAK.
+  an acknowledged PSN settles a pending NAK or RNR NAK (not a NAK whose PSN no copy
+  has passed since: the responder took a late one, the requester still restarts).
 - A NAK (sequence error: a retry cause, with the first since forward progress
   starting a retry; ignored by the requester while a retry from its PSN or before
   is under way) or an RNR NAK (a retry cause after its timer) implicitly
@@ -199,9 +200,9 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
             f_len[h] -= 1
 
 
-def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, trig_kind, cz,
-        retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, ep_row, trig, reason, pin,
-        i, h, c, u, s):
+def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, trig_kind,
+        cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, ep_row, trig, reason,
+        pin, seq_nak, i, h, c, u, s):
     """An ACK."""
     if c & C_ACK:
         counts[h, K_ACKS] += 1
@@ -228,7 +229,13 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
         acked[h] = u + 1
     if u + 1 > epsn[h]:
         epsn[h] = u + 1
-    if trig_u[h] >= 0 and acked[h] > trig_u[h] and not trig_kind[h] & T_IMPLIED:
+    # With no copy of the PSN the pending NAK names seen since that NAK, the ACK
+    # answers no restart for it: the responder took a copy already on its way (a
+    # late one), and the requester, which got the NAK first, restarts all the same.
+    fresh_nak = trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == trig_u[h] and \
+        cz[h, CZ_NAK, 2] == 0 and seq_nak[h] == trig_u[h]
+    if trig_u[h] >= 0 and acked[h] > trig_u[h] and not trig_kind[h] & T_IMPLIED and \
+            not fresh_nak:
         # The refused PSN is acknowledged: nothing to resend. (Not an implied
         # NAK: an ACK past a READ is what reveals its missing responses.)
         trig_u[h] = -1

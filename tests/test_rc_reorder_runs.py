@@ -1,0 +1,101 @@
+"""RC engine on reordering networks: how a resend run goes on past copies the network
+delayed or duplicated, and a NAK whose PSN a late original fills (issue #13). Each
+case is a fresh draw of the wide sweep, pinned."""
+
+from __future__ import annotations
+
+from rc_helpers import check_exact, compare, generate
+
+from ibwire.analysis import rc_rules as R
+
+WIDE = dict(ops={"send": 2, "write": 2, "read": 2}, sizes=(4096, 9000, 20000), corrupt=0.0,
+            pmtu=256, messages=20)
+
+
+def _flags_of(res, frame):
+    return set(R.flag_names(int(res.flags[frame - 1])))
+
+
+def _start(res, frame):
+    """Reason and cause frame of the episode the frame belongs to."""
+    ep = int(res.episode[frame - 1])
+    row = min(r for r in range(len(res.episode)) if res.episode[r] == ep)
+    t = int(res.trig[row])
+    return R.REASON_NAMES[int(res.reason[row])], (
+        int(res.cols["frame.number"][t]) if t >= 0 else None)
+
+
+def test_an_ack_right_after_a_nak_for_a_late_original_leaves_the_nak_pending(tmp_path):
+    """NAK 1352 names PSN ..594, whose original reached the responder late (1299, after
+    ..595). The ACK of ..594 (1353) comes 23 ns after the NAK, with no copy of ..594
+    seen since: the responder took the late original, the requester had the NAK first
+    and restarts at ..594 all the same (1358). Not a network copy of 1302."""
+    path, truth = generate(tmp_path, "rc_clean", 90725, loss=0.0, loss_before_tap=0.0,
+                           rnr=0.0, encap="roce1", connections=3, ack_every=2,
+                           credits="count", tx_depth=2, rnr_timer=6, cm=True, reorder=0.01,
+                           duplicate=0.01, **WIDE)
+    resent = {e["frame"]: e for e in truth["retransmissions"] if e["frame"] is not None}
+    assert resent[1358]["trigger_frame"] == 1352
+    res, diff = compare(path, truth)
+    assert {"retransmission", "go_back_n"} <= _flags_of(res, 1358)
+    assert "network_duplicate" not in _flags_of(res, 1358)
+    assert _start(res, 1361) == ("nak_seq", 1352)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_copy_of_the_runs_latest_resend_then_the_run_going_on_starts_nothing(tmp_path):
+    """Run resends ..147 (1204), the network duplicates it (1206, 104 ns later), and the
+    run goes on at ..148 (1207). An earlier run skipped ..147, so 1206 may be that run's
+    resend, late, or the duplicate: flagged. Not a restart for the implied NAK pending
+    (1201, naming ..087): the next request goes on with the run that never stopped,
+    and the restart comes at ..087 itself (1208)."""
+    path, truth = generate(tmp_path, "rc_clean", 11445, loss=0.0, loss_before_tap=0.0,
+                           rnr=0.04, encap="roce1", connections=1, ack_every=2,
+                           credits="count", tx_depth=2, rnr_timer=6, cm=False, reorder=0.01,
+                           duplicate=0.01, **WIDE)
+    assert 1206 in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
+    res, diff = compare(path, truth)
+    assert "go_back_n" not in _flags_of(res, 1206)
+    assert "ambiguous" in _flags_of(res, 1206)
+    assert res.episode[1206] == res.episode[1203]      # 1207 goes on with 1204's run
+    assert {"go_back_n"} <= _flags_of(res, 1208)
+    assert _start(res, 1208) == ("implied_nak", 1201)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_timeout_restart_sooner_than_any_timer_repeating_the_run_is_a_copy(tmp_path):
+    """6671 repeats ..121 100 ns after the run resent it (6669), with only a cause the
+    requester ignores pending: no timer can fire so soon, and the next request (6674,
+    ..122) goes on with that run at once. 6671 is the network's copy; the run and its
+    episode go on."""
+    path, truth = generate(tmp_path, "rc_clean", 65625, loss=0.0, loss_before_tap=1.0,
+                           rnr=0.0, encap="roce2", connections=3, ack_every=4,
+                           credits="count", tx_depth=8, rnr_timer=1, cm=True, reorder=0.03,
+                           duplicate=0.01, **WIDE)
+    assert 6671 in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
+    res, diff = compare(path, truth)
+    assert _flags_of(res, 6671) >= {"network_duplicate"}
+    assert not _flags_of(res, 6671) & {"retransmission", "go_back_n"}
+    assert res.episode[6673] == res.episode[6668]
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_run_resuming_past_its_next_psn_after_a_late_original_never_jumped(tmp_path):
+    """Run at ..088 (664); 665 is ..117, the original of new data delayed before the tap;
+    the run resumes at ..090 (669: ..089 lost before the tap), below ..117. The run
+    never jumped: 665 is a late original, and 669 goes on with the run's episode."""
+    path, truth = generate(
+        tmp_path, "rc_clean", 11887, ops={"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
+        sizes=(4096, 9000, 20000), loss=0.02, loss_before_tap=0.3, rnr=0.04, corrupt=0.02,
+        encap="roce1", connections=3, ack_every=4, credits="count", pmtu=256, tx_depth=8,
+        rnr_timer=1, cm=False, messages=20, reorder=0.03, duplicate=0.0)
+    assert 665 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    resent = {e["frame"] for e in truth["retransmissions"] if e["frame"] is not None}
+    assert 665 not in resent and {664, 669} <= resent
+    res, diff = compare(path, truth)
+    assert "out_of_sequence" in _flags_of(res, 665)
+    assert "retransmission" not in _flags_of(res, 665)
+    assert res.episode[668] == res.episode[663]
+    assert "go_back_n" not in _flags_of(res, 669)
+    left = check_exact(truth, res, diff)
+    assert not [d for d in left if d.split()[-1] in ("665", "669")]
