@@ -99,3 +99,37 @@ def test_a_run_resuming_past_its_next_psn_after_a_late_original_never_jumped(tmp
     assert "go_back_n" not in _flags_of(res, 669)
     left = check_exact(truth, res, diff)
     assert not [d for d in left if d.split()[-1] in ("665", "669")]
+
+
+def test_a_late_original_amid_a_run_with_only_ignored_causes_pending(tmp_path):
+    """Run at ..847 (141); 145 is ..851, the READ's original delayed before the tap; the
+    run resumes at ..848 at once (147). The NAK and the implied NAK pending are both
+    ones the requester ignores (a retry covering them was under way), so neither can
+    have restarted it there: 145 was a late original, and 147 goes on with the run."""
+    path, truth = generate(
+        tmp_path, "rc_clean", 87225, ops={"send": 2, "write": 2, "read": 2},
+        sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.0, loss_before_tap=0.3, rnr=0.0,
+        corrupt=0.0, encap="roce2", connections=3, ack_every=2, credits="unlimited", pmtu=256,
+        tx_depth=8, rnr_timer=1, cm=False, messages=20, reorder=0.03, duplicate=0.01)
+    assert 145 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    res, diff = compare(path, truth)
+    assert "out_of_sequence" in _flags_of(res, 145)
+    assert "retransmission" not in _flags_of(res, 145)
+    assert "go_back_n" not in _flags_of(res, 147)
+    assert res.episode[146] == res.episode[140]
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_doubtful_restart_right_after_a_hole_fill_makes_the_fill_doubtful(tmp_path):
+    """2056 is the first copy of ..864 at the tap, filling the run's next PSN (taken for
+    the run's resend); 2057 repeats it 43 ns later, the restart for NAK 2053 taken with
+    doubt. Either order fits: 2056 the original delayed and 2057 the run's resend (the
+    truth), or the other way round, so both are flagged."""
+    path, truth = generate(tmp_path, "rc_clean", 32958, loss=0.0, loss_before_tap=0.0,
+                           rnr=0.04, encap="roce1", connections=2, ack_every=2,
+                           credits="unlimited", tx_depth=8, rnr_timer=1, cm=True,
+                           reorder=0.03, duplicate=0.0, **dict(WIDE, corrupt=0.02))
+    assert 2056 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    res, diff = compare(path, truth)
+    assert "ambiguous" in _flags_of(res, 2056) and "ambiguous" in _flags_of(res, 2057)
+    assert check_exact(truth, res, diff) == []

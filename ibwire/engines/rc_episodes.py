@@ -296,9 +296,9 @@ def run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps, rgap_at
     rgap_at[h] += 1
 
 
-def run_step(syn, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, rnr_row, rnr_doubt, ep_last,
-             ep_cur, ep_next, soon, soon_rows, ep_amb, ep_row, delays, back2back, rgaps, i, h, u,
-             consume, seen, b2b):
+def run_step(syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, rnr_row, rnr_doubt,
+             ep_last, ep_cur, ep_next, soon, soon_rows, ep_amb, ep_row, delays, back2back, rgaps,
+             i, h, u, consume, seen, b2b):
     """Any resend: an RNR retry, a copy lost after the tap, the doubt on the run's start."""
     # An RNR NAK refused it: not lost; its retry once the timer ran out (a run
     # passing the refused PSN before then was sent before the RNR NAK arrived).
@@ -338,6 +338,12 @@ def run_step(syn, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, rnr_row, rn
         ep_amb[h] = (flags[i] & F_AMBIGUOUS) != 0
         ep_row[h] = i
         back2back[h] = b2b
+        q = prev_tx[i]
+        if ep_amb[h] and b2b and q == first_tx[i] and flags[q] & F_RETX:
+            # Right after the first copy at the tap, taken for the resend that filled
+            # its hole: that copy may as well be the original, delayed, and this one
+            # the resend (as for a network copy there, `rc_copies.network_copy`).
+            flags[q] |= F_AMBIGUOUS
     elif ep_amb[h] and (delays[h] or back2back[h]):
         flags[i] |= F_AMBIGUOUS     # continues a run that may not be one
     elif ep_amb[h] and u != ep_next[h]:

@@ -71,7 +71,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "3e6ac22b2dfb"
+RC_HELPERS_DIGEST = "3f601f830551"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -274,9 +274,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     elif u > ep_next[h]:
                         run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps,
                                  rgap_at, jmp, ep_amb, i, h, u, seen, in_gap)
-                    run_step(syn, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, rnr_row,
-                             rnr_doubt, ep_last, ep_cur, ep_next, soon, soon_rows, ep_amb, ep_row,
-                             delays, back2back, rgaps, i, h, u, consume, seen, b2b)
+                    run_step(syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u,
+                             rnr_row, rnr_doubt, ep_last, ep_cur, ep_next, soon, soon_rows, ep_amb,
+                             ep_row, delays, back2back, rgaps, i, h, u, consume, seen, b2b)
                 else:
                     late_original(flags, counts, late_row, late_next, late_cause, i, h, u, consume)
                 if in_gap and c & C_LAST:

@@ -33,7 +33,7 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _skipped_since, _skipping_run,
+    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _skipped_since, _skipping_run,
 )
 from ibwire.engines.rc_unseen import _unseen_implied
 
@@ -100,8 +100,10 @@ def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, count
         # cause pending for an earlier PSN, the packet past must also be fresh to be
         # a late copy: a first copy (a late original), or one sent less than the
         # shortest ACK timeout before (else the run jumped, its next PSN delayed).
+        # (Not an implied NAK the requester ignores, a retry covering it: no restart
+        # answers it.)
         cause_named = trig_u[h] == u or nak_u[h] == u or rnr_u[h] == u or \
-            (0 <= trig_u[h] <= u and trig_kind[h] & T_IMPLIED != 0)
+            (0 <= trig_u[h] <= u and trig_kind[h] & T_IMPLIED != 0 and cz[h, CZ_IMPLIED, 2] == 0)
         fresh = first_tx[r] == r or ts[r] - ts[prev_tx[r]] < MIN_ACK_TIMEOUT_NS
         # A sequence NAK for an earlier PSN that came after the packet past, and that
         # the requester acts on: its restart may be what resends this PSN (its first
