@@ -229,3 +229,41 @@ def test_rnr_nak_refusing_a_held_restart_waits_for_its_retry(tmp_path):
     assert R.REASON_NAMES[res.reason[389]] == "rnr" and res.trig[389] + 1 == 125
     assert "lost_after_capture" not in _flags_of(res, 122)
     assert check_exact(truth, res, diff) == []
+
+
+def test_rnr_retry_timed_from_the_first_rnr_nak_when_a_later_one_was_lost(tmp_path):
+    """RNR NAKs 116 and 125 both refuse ..163 (a run copy, 121, went between); 125 was
+    lost after the tap. The run's resend of ..163 (127) comes 0.64 ms after 116 but
+    just short of 125's timer: the requester waited on 116, so 127 is its RNR retry.
+    Likewise 166 then 179 (lost) for ..840, retried at 185. Fresh property draws."""
+    path, truth = generate(tmp_path, "rc_loss", 8514, loss=0.06, loss_before_tap=0.0, rnr=0.05,
+                           corrupt=0.02, encap="roce2", messages=30, bidirectional=False,
+                           capture_loss=0.0, psn_start=16777120)
+    assert 125 in {e["frame"] for e in truth["events"] if e["kind"] == "loss"}
+    res, diff = compare(path, truth)
+    assert "rnr_retry" in _flags_of(res, 127)
+    assert check_exact(truth, res, diff) == []
+    (tmp_path / "b").mkdir()
+    path, truth = generate(tmp_path / "b", "rc_loss", 2441, loss=0.06, loss_before_tap=0.0,
+                           rnr=0.05, corrupt=0.0, encap="ib", messages=30, bidirectional=False,
+                           capture_loss=0.0, psn_start=None)
+    res, diff = compare(path, truth)
+    assert "rnr_retry" in _flags_of(res, 185)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_hole_fill_after_a_timer_long_pause_then_a_later_first_copy_is_a_timeout(tmp_path):
+    """..058 and ..059 went unseen (lost before the tap); 67 ms of silence later the
+    first copy of ..058 (290) fills the hole, and the next request is ..060, also a
+    first copy (..059's resend lost too). No network holds two originals that long:
+    the requester's timer restarted at ..058 (a go-back-N run), not two late
+    originals."""
+    path, truth = generate(tmp_path, "rc_loss", 9410, loss=0.06, loss_before_tap=1.0, rnr=0.05,
+                           corrupt=0.02, encap="roce2", messages=30, bidirectional=True,
+                           capture_loss=0.0, psn_start=16777003)
+    resent = {e["frame"]: e for e in truth["retransmissions"] if e["frame"] is not None}
+    assert resent[290]["reason"] == "timeout"
+    res, diff = compare(path, truth)
+    assert {"retransmission", "go_back_n"} <= set(_flags_of(res, 290))
+    assert R.REASON_NAMES[res.reason[289]] == "timeout"
+    assert check_exact(truth, res, diff) == []

@@ -296,13 +296,16 @@ def run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps, rgap_at
     rgap_at[h] += 1
 
 
-def run_step(syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, rnr_row, rnr_doubt,
-             ep_last, ep_cur, ep_next, soon, soon_rows, ep_amb, ep_row, delays, back2back, rgaps,
-             i, h, u, consume, seen, b2b):
+def run_step(syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, rnr_row,
+             rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon, soon_rows, ep_amb, ep_row,
+             delays, back2back, rgaps, i, h, u, consume, seen, b2b):
     """Any resend: an RNR retry, a copy lost after the tap, the doubt on the run's start."""
     # An RNR NAK refused it: not lost; its retry once the timer ran out (a run
     # passing the refused PSN before then was sent before the RNR NAK arrived).
-    refused = u == rnr_u[h] and ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]])
+    # (Or from the first RNR NAK refusing that PSN: a later one may have been lost
+    # after the tap, and a resend sooner than its timer shows it was.)
+    refused = u == rnr_u[h] and (ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]) or
+                                 ts[i] - ts[rnr_first[h]] >= _rnr_wait_ns(syn[rnr_first[h]]))
     if refused:
         flags[i] |= F_RNR_RETRY
         rnr_u[h] = -1

@@ -71,7 +71,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "3f601f830551"
+RC_HELPERS_DIGEST = "1f5b030c1da8"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -117,9 +117,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     late_row = np.full(n_hc, -1, dtype=np.int64)
     late_next = np.zeros(n_hc, dtype=np.int64)
     late_cause = np.zeros(n_hc, dtype=np.bool_)    # ... held back while a cause was pending
+    late_pause = np.zeros(n_hc, dtype=np.bool_)    # ... after a pause as long as any timer
     known = np.zeros(n_hc, dtype=np.int64)     # the requester has shown it acts on NAK p
     known_next = np.full(n_hc, -1, dtype=np.int64)  # ... if the next request continues it
     rnr_row = np.full(n_hc, -1, dtype=np.int64)
+    rnr_first = np.full(n_hc, -1, dtype=np.int64)  # first RNR NAK refusing that PSN
     rnr_req = np.full(n_hc, -1, dtype=np.int64)     # latest copy of the pending RNR PSN
     rnr_doubt = np.zeros(n_hc, dtype=np.bool_)     # its retry may have been lost before the tap
     rd_rs = np.full((n_hc, 2), -1, dtype=np.int64)  # latest READ/atomic resent: PSN, row
@@ -210,9 +212,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             n_ep = late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason,
                                 counts, high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active,
                                 ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, gaps, rgaps,
-                                rgap_at, late_row, late_next, late_cause, soon, soon_rows, ep_amb,
-                                ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d, seen,
-                                n_ep)
+                                rgap_at, late_row, late_next, late_cause, late_pause, soon,
+                                soon_rows, ep_amb, ep_row, delays, pin, fifo, f_head, f_len, i, h,
+                                u, d, seen, n_ep)
             jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
                          trig_kind, cz, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next,
                          rgaps, rgap_at, jmp, delays, i, h, u, d, seen)
@@ -275,10 +277,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps,
                                  rgap_at, jmp, ep_amb, i, h, u, seen, in_gap)
                     run_step(syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u,
-                             rnr_row, rnr_doubt, ep_last, ep_cur, ep_next, soon, soon_rows, ep_amb,
-                             ep_row, delays, back2back, rgaps, i, h, u, consume, seen, b2b)
+                             rnr_row, rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon,
+                             soon_rows, ep_amb, ep_row, delays, back2back, rgaps, i, h, u, consume,
+                             seen, b2b)
                 else:
-                    late_original(flags, counts, late_row, late_next, late_cause, i, h, u, consume)
+                    late_original(ts, flags, counts, late_row, late_next, late_cause, late_pause,
+                                  i, h, u, consume, prev_req)
                 if in_gap and c & C_LAST:
                     # The first copy of a message's last packet to pass the tap.
                     _mark(flags, counts, i, h, F_MSG_END, K_MESSAGES)
@@ -341,8 +345,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 # NAK now (rxe restarts its RNR timer), and its next retry answers it.
                 cz[h, CZ_RNR, 0] = -1
             nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u,
-                rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, ep_row,
-                trig, reason, pin, i, h, u, s, kind)
+                rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row,
+                rnr_first, ep_row, trig, reason, pin, i, h, u, s, kind)
 
 
 rc_pass_py = py_twin(_pass)     # the loop and its rules, all run by the interpreter

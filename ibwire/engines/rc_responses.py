@@ -243,8 +243,8 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
 
 
 def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u,
-        rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, ep_row, trig, reason,
-        pin, i, h, u, s, kind):
+        rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, rnr_first, ep_row, trig,
+        reason, pin, i, h, u, s, kind):
     """A NAK or an RNR NAK."""
     code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
     # Its implicit ACK of every PSN before u covers a READ or atomic still missing
@@ -260,6 +260,8 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
         _mark(flags, counts, i, h, F_RNR, K_RNR)
         _note_cause(cz, trig_kind, h, CZ_RNR, T_RNR, u, i)
         trig_kind[h] |= T_RNR
+        if rnr_u[h] != u:
+            rnr_first[h] = i
         rnr_u[h] = u
         rnr_row[h] = i
         rnr_doubt[h] = False
