@@ -25,6 +25,15 @@ def _start(res, frame):
         int(res.cols["frame.number"][t]) if t >= 0 else None)
 
 
+def _draw(tmp_path, seed, frame, kind, **kw):
+    """A wide draw whose truth has a `kind` event (the network's doing) at `frame`,
+    analysed: (truth, result, differences)."""
+    path, truth = generate(tmp_path, "rc_clean", seed, **kw)
+    assert frame in {e["frame"] for e in truth["events"] if e["kind"] == kind}
+    res, diff = compare(path, truth)
+    return truth, res, diff
+
+
 def test_an_ack_right_after_a_nak_for_a_late_original_leaves_the_nak_pending(tmp_path):
     """NAK 1352 names PSN ..594, whose original reached the responder late (1299, after
     ..595). The ACK of ..594 (1353) comes 23 ns after the NAK, with no copy of ..594
@@ -49,12 +58,10 @@ def test_a_copy_of_the_runs_latest_resend_then_the_run_going_on_starts_nothing(t
     resend, late, or the duplicate: flagged. Not a restart for the implied NAK pending
     (1201, naming ..087): the next request goes on with the run that never stopped,
     and the restart comes at ..087 itself (1208)."""
-    path, truth = generate(tmp_path, "rc_clean", 11445, loss=0.0, loss_before_tap=0.0,
-                           rnr=0.04, encap="roce1", connections=1, ack_every=2,
-                           credits="count", tx_depth=2, rnr_timer=6, cm=False, reorder=0.01,
-                           duplicate=0.01, **WIDE)
-    assert 1206 in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
-    res, diff = compare(path, truth)
+    truth, res, diff = _draw(tmp_path, 11445, 1206, "duplicate", loss=0.0, loss_before_tap=0.0,
+                             rnr=0.04, encap="roce1", connections=1, ack_every=2,
+                             credits="count", tx_depth=2, rnr_timer=6, cm=False, reorder=0.01,
+                             duplicate=0.01, **WIDE)
     assert "go_back_n" not in _flags_of(res, 1206)
     assert "ambiguous" in _flags_of(res, 1206)
     assert res.episode[1206] == res.episode[1203]      # 1207 goes on with 1204's run
@@ -68,12 +75,10 @@ def test_a_timeout_restart_sooner_than_any_timer_repeating_the_run_is_a_copy(tmp
     requester ignores pending: no timer can fire so soon, and the next request (6674,
     ..122) goes on with that run at once. 6671 is the network's copy; the run and its
     episode go on."""
-    path, truth = generate(tmp_path, "rc_clean", 65625, loss=0.0, loss_before_tap=1.0,
-                           rnr=0.0, encap="roce2", connections=3, ack_every=4,
-                           credits="count", tx_depth=8, rnr_timer=1, cm=True, reorder=0.03,
-                           duplicate=0.01, **WIDE)
-    assert 6671 in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
-    res, diff = compare(path, truth)
+    truth, res, diff = _draw(tmp_path, 65625, 6671, "duplicate", loss=0.0, loss_before_tap=1.0,
+                             rnr=0.0, encap="roce2", connections=3, ack_every=4,
+                             credits="count", tx_depth=8, rnr_timer=1, cm=True, reorder=0.03,
+                             duplicate=0.01, **WIDE)
     assert _flags_of(res, 6671) >= {"network_duplicate"}
     assert not _flags_of(res, 6671) & {"retransmission", "go_back_n"}
     assert res.episode[6673] == res.episode[6668]
@@ -84,15 +89,13 @@ def test_a_run_resuming_past_its_next_psn_after_a_late_original_never_jumped(tmp
     """Run at ..088 (664); 665 is ..117, the original of new data delayed before the tap;
     the run resumes at ..090 (669: ..089 lost before the tap), below ..117. The run
     never jumped: 665 is a late original, and 669 goes on with the run's episode."""
-    path, truth = generate(
-        tmp_path, "rc_clean", 11887, ops={"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
+    truth, res, diff = _draw(
+        tmp_path, 11887, 665, "reorder", ops={"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
         sizes=(4096, 9000, 20000), loss=0.02, loss_before_tap=0.3, rnr=0.04, corrupt=0.02,
         encap="roce1", connections=3, ack_every=4, credits="count", pmtu=256, tx_depth=8,
         rnr_timer=1, cm=False, messages=20, reorder=0.03, duplicate=0.0)
-    assert 665 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
     resent = {e["frame"] for e in truth["retransmissions"] if e["frame"] is not None}
     assert 665 not in resent and {664, 669} <= resent
-    res, diff = compare(path, truth)
     assert "out_of_sequence" in _flags_of(res, 665)
     assert "retransmission" not in _flags_of(res, 665)
     assert res.episode[668] == res.episode[663]
@@ -106,13 +109,11 @@ def test_a_late_original_amid_a_run_with_only_ignored_causes_pending(tmp_path):
     run resumes at ..848 at once (147). The NAK and the implied NAK pending are both
     ones the requester ignores (a retry covering them was under way), so neither can
     have restarted it there: 145 was a late original, and 147 goes on with the run."""
-    path, truth = generate(
-        tmp_path, "rc_clean", 87225, ops={"send": 2, "write": 2, "read": 2},
+    truth, res, diff = _draw(
+        tmp_path, 87225, 145, "reorder", ops={"send": 2, "write": 2, "read": 2},
         sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.0, loss_before_tap=0.3, rnr=0.0,
         corrupt=0.0, encap="roce2", connections=3, ack_every=2, credits="unlimited", pmtu=256,
         tx_depth=8, rnr_timer=1, cm=False, messages=20, reorder=0.03, duplicate=0.01)
-    assert 145 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
-    res, diff = compare(path, truth)
     assert "out_of_sequence" in _flags_of(res, 145)
     assert "retransmission" not in _flags_of(res, 145)
     assert "go_back_n" not in _flags_of(res, 147)
@@ -125,11 +126,9 @@ def test_a_doubtful_restart_right_after_a_hole_fill_makes_the_fill_doubtful(tmp_
     the run's resend); 2057 repeats it 43 ns later, the restart for NAK 2053 taken with
     doubt. Either order fits: 2056 the original delayed and 2057 the run's resend (the
     truth), or the other way round, so both are flagged."""
-    path, truth = generate(tmp_path, "rc_clean", 32958, loss=0.0, loss_before_tap=0.0,
-                           rnr=0.04, encap="roce1", connections=2, ack_every=2,
-                           credits="unlimited", tx_depth=8, rnr_timer=1, cm=True,
-                           reorder=0.03, duplicate=0.0, **dict(WIDE, corrupt=0.02))
-    assert 2056 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
-    res, diff = compare(path, truth)
+    truth, res, diff = _draw(tmp_path, 32958, 2056, "reorder", loss=0.0, loss_before_tap=0.0,
+                             rnr=0.04, encap="roce1", connections=2, ack_every=2,
+                             credits="unlimited", tx_depth=8, rnr_timer=1, cm=True,
+                             reorder=0.03, duplicate=0.0, **dict(WIDE, corrupt=0.02))
     assert "ambiguous" in _flags_of(res, 2056) and "ambiguous" in _flags_of(res, 2057)
     assert check_exact(truth, res, diff) == []
