@@ -30,7 +30,7 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_shared import (
-    SKIP_MAYBE, SKIP_SURE, T_RNR, _answered_since, _in_read_before, _mark, _rnr_wait_ns,
+    SKIP_MAYBE, SKIP_SURE, T_RNR, _answered_since, _in_read_before, _mark, _rnr_over,
 )
 
 
@@ -41,7 +41,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     # Past the refused PSN before the RNR timer ran out: not that RNR NAK's
     # restart (at the refused PSN, after the wait), which stays pending.
-    in_wait = rnr_u[h] >= 0 and ts[i] - ts[rnr_row[h]] < _rnr_wait_ns(syn[rnr_row[h]])
+    in_wait = rnr_u[h] >= 0 and not _rnr_over(syn, ts, rnr_row[h], i)
     rnr_early = u > rnr_u[h] and in_wait
     if rnr_early and (trig_kind[h] == T_RNR or trig_u[h] == rnr_u[h]):
         # (Also with a NAK naming that same PSN: the responder NAKs what was in
@@ -135,7 +135,7 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
                       ts[i] - ts[prev_req] >= MIN_ACK_TIMEOUT_NS)) and \
         not cause and not run and not quick and not unsure and \
         not stale and not (
-        u == rnr_u[h] and ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]))
+        u == rnr_u[h] and _rnr_over(syn, ts, rnr_row[h], i))
     lost_back = False
     # A first copy filling a hole, with no cause and continuing no run: inside a
     # run's skip it is that run's resend or the original, both delayed (flagged).

@@ -32,7 +32,7 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _pick_cause, _rnr_wait_ns, _rnr_waited,
+    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _pick_cause, _rnr_over, _rnr_waited,
     _skipping_run,
 )
 from ibwire.engines.rc_unseen import _drop_answered, _pin_restart, _unheard_acks, _unseen_implied
@@ -142,7 +142,7 @@ def resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u,
            seen, cause, run, unsure):
     """A resend: flagged and counted (its episode comes next)."""
     if u == rnr_u[h] and not run and \
-            ts[i] - ts[rnr_row[h]] < _rnr_wait_ns(syn[rnr_row[h]]):
+            not _rnr_over(syn, ts, rnr_row[h], i):
         # Sooner than the RNR NAK's timer allows (IBA: wait at least
         # that long): the RNR NAK never reached the requester (lost
         # after the tap); this resend answers another cause. (Not a run
@@ -304,8 +304,8 @@ def run_step(syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, r
     # passing the refused PSN before then was sent before the RNR NAK arrived).
     # (Or from the first RNR NAK refusing that PSN: a later one may have been lost
     # after the tap, and a resend sooner than its timer shows it was.)
-    refused = u == rnr_u[h] and (ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]) or
-                                 ts[i] - ts[rnr_first[h]] >= _rnr_wait_ns(syn[rnr_first[h]]))
+    refused = u == rnr_u[h] and (_rnr_over(syn, ts, rnr_row[h], i) or
+                                 _rnr_over(syn, ts, rnr_first[h], i))
     if refused:
         flags[i] |= F_RNR_RETRY
         rnr_u[h] = -1

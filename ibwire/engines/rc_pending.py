@@ -154,7 +154,7 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
         # a request going on with that run shows no restart: the run never stopped
         # (the late resend, or a copy of the run's resend, stays as it was).
         q = prev_tx[r]
-        goes_on = ep_active[h] and u == ep_next[h] and upsn[r] == ep_last[h] and q >= 0 and \
+        goes_on = ep_active[h] and u == ep_next[h] and upsn[r] == ep_last[h] and q < r and \
             flags[q] & F_RETX and episode[q] == ep_cur[h] and ts[r] - ts[q] < MIN_ACK_TIMEOUT_NS
         in_order = seen and d < 0 and upsn[r] < u <= lr_next[h] and not goes_on
         # Held while a cause for an earlier PSN was pending: that cause's restart, in
@@ -281,8 +281,8 @@ def amb_run_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, ref, episod
         # earlier run skipped, whose resend it may be, delayed, unless it repeats
         # the latest packet of the run it cut short.)
         q = prev_tx[r]
-        no_timer = reason[r] == REASON_TIMEOUT and ts[r] - ts[q] < MIN_ACK_TIMEOUT_NS and \
-            not cls[r] & (C_READ_REQ | C_ATOMIC_REQ) and (
+        no_timer = reason[r] == REASON_TIMEOUT and q < r and \
+            ts[r] - ts[q] < MIN_ACK_TIMEOUT_NS and not cls[r] & (C_READ_REQ | C_ATOMIC_REQ) and (
                 (episode[q] == amb_run[h, 1] and upsn[r] == amb_run[h, 2]) or
                 _skipping_run(rgaps, h, upsn[r], -1, episode[r]) < 0)
         if d < 0 and u == amb_run[h, 3] and episode[r] == ep_cur[h] and \

@@ -28,7 +28,7 @@ from ibwire.analysis.rc_rules import (
     GAP_RING, K_DUP, K_LATE, K_LOST_BEFORE, K_MESSAGES, K_RNR_RETRIES, K_UC_GAPS, READ_FIFO,
 )
 
-from ibwire.engines.rc_shared import SKIP_MAYBE, _mark, _rnr_spent, _rnr_wait_ns
+from ibwire.engines.rc_shared import SKIP_MAYBE, _mark, _rnr_over, _rnr_spent, _rnr_wait_ns
 
 
 def uc_request(first_tx, flags, msg, gap, counts, high, msg_no, i, h, c, u, d, consume):
@@ -54,7 +54,7 @@ def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rn
     """A resend past the refused PSN after the RNR wait: the RNR cause is spent. A new
     PSN after a silent wait: the next copy of the refused PSN may not be its retry."""
     if rnr_u[h] >= 0 and u > rnr_u[h] and not seen and \
-            ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]) and \
+            _rnr_over(syn, ts, rnr_row[h], i) and \
             (prev_req < 0 or 2 * (ts[prev_req] - ts[rnr_row[h]]) < _rnr_wait_ns(syn[rnr_row[h]])):
         # The requester was silent through the second half of the wait (a requester
         # that never got the NAK would have gone on sending) and then sent a new PSN:
@@ -62,7 +62,7 @@ def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rn
         # NAK (lost after the tap) and had nothing to send. The tap cannot tell.
         rnr_doubt[h] = True
     if rnr_u[h] >= 0 and u > rnr_u[h] and seen and ep_active[h] and u > ep_last[h] and \
-            ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]) and \
+            _rnr_over(syn, ts, rnr_row[h], i) and \
             not (late_row[h] >= 0 and upsn[late_row[h]] == rnr_u[h]):
         # A resend past the refused PSN after the RNR wait: the requester has
         # restarted, with the refused PSN first, and that retry was lost before
@@ -76,7 +76,7 @@ def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rn
 
 def unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h, u):
     """A new PSN the pending RNR NAK refused, once its timer is over: its retry."""
-    if u == rnr_u[h] and ts[i] - ts[rnr_row[h]] >= _rnr_wait_ns(syn[rnr_row[h]]):
+    if u == rnr_u[h] and _rnr_over(syn, ts, rnr_row[h], i):
         # The responder refused a copy the capture missed; this one is the retry.
         _mark(flags, counts, i, h, F_RNR_RETRY, K_RNR_RETRIES)
         _rnr_spent(trig_u, trig_kind, rnr_u, h)

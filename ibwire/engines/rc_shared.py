@@ -77,10 +77,16 @@ def _rnr_spent(trig_u, trig_kind, rnr_u, h):
 
 
 @njit(inline="always")
-def _rnr_waited(cz, syn, ts, h, i):
-    """Whether row i comes at least the pending RNR NAK's timer after it (IBA
+def _rnr_over(syn, ts, row, i):
+    """Whether row i comes at least the timer of the RNR NAK at `row` after it (IBA
     9.7.5.2.8: the requester waits that long before its retry)."""
-    return ts[i] - ts[cz[h, CZ_RNR, 1]] >= _rnr_wait_ns(syn[cz[h, CZ_RNR, 1]])
+    return ts[i] - ts[row] >= _rnr_wait_ns(syn[row])
+
+
+@njit(inline="always")
+def _rnr_waited(cz, syn, ts, h, i):
+    """Whether row i comes at least the pending RNR NAK's timer after it."""
+    return _rnr_over(syn, ts, cz[h, CZ_RNR, 1], i)
 
 
 @njit
