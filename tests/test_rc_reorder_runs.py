@@ -132,3 +132,37 @@ def test_a_doubtful_restart_right_after_a_hole_fill_makes_the_fill_doubtful(tmp_
                              reorder=0.03, duplicate=0.0, **dict(WIDE, corrupt=0.02))
     assert "ambiguous" in _flags_of(res, 2056) and "ambiguous" in _flags_of(res, 2057)
     assert check_exact(truth, res, diff) == []
+
+
+SMALL = dict(ops={"write_imm": 1, "send_imm": 1, "send": 1}, corrupt=0.0, messages=20)
+
+
+def test_a_hole_fill_before_the_nak_naming_it_is_the_late_original(tmp_path):
+    """14 fills the hole at ..795 2.2 us after the last request, with no cause pending:
+    too soon for any timer. NAK 15 (..795) comes next, and the run from ..796 (16) is its
+    restart: a restart passes the tap after its NAK, so 14 was the original, delayed,
+    and the restart's own ..795 is 30 (delayed too). Not a timeout run starting at 14."""
+    truth, res, diff = _draw(tmp_path, 16999, 14, "reorder", sizes=(1, 2, 8), loss=0.0,
+                             loss_before_tap=0.3, rnr=0.04, encap="roce2", connections=1,
+                             ack_every=2, credits="unlimited", pmtu=1024, tx_depth=8,
+                             rnr_timer=12, cm=True, reorder=0.03, duplicate=0.01, **SMALL)
+    assert "retransmission" not in _flags_of(res, 14)
+    assert "out_of_sequence" in _flags_of(res, 14)
+    assert _start(res, 16) == ("nak_seq", 15)
+    assert "retransmission" in _flags_of(res, 30)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_new_data_right_after_a_restart_that_filled_its_hole_puts_it_in_doubt(tmp_path):
+    """NAK 65 names ..433; 90, the first copy of ..433 at the tap, comes 2.2 us later,
+    and the next request is new data (92, ..450). A restart at ..433 resends ..434 to
+    ..449 before any new PSN, so either all sixteen were lost before the tap or 90 is
+    the original, delayed (here it is: the NAK was lost after the tap). Flagged."""
+    truth, res, diff = _draw(tmp_path, 43853, 90, "reorder",
+                             sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.02,
+                             loss_before_tap=0.0, rnr=0.0, encap="roce1", connections=2,
+                             ack_every=2, credits="count", pmtu=256, tx_depth=16,
+                             rnr_timer=12, cm=False, reorder=0.01, duplicate=0.0, **SMALL)
+    assert {"retransmission", "ambiguous"} <= _flags_of(res, 90)
+    assert _start(res, 104) == ("nak_seq", 102)
+    assert check_exact(truth, res, diff) == []

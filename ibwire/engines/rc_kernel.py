@@ -62,7 +62,7 @@ from ibwire.engines.rc_copies import (
 )
 from ibwire.engines.rc_episodes import episode_start, restart_shown, resent, run_jump, run_step
 from ibwire.engines.rc_pending import (
-    amb_run_decided, copy_decided, jump_decided, late_decided, late_resend_decided,
+    amb_run_decided, copy_decided, jump_decided, late_decided, late_resend_decided, restart_left,
 )
 from ibwire.engines.rc_requests import (
     new_request, rnr_wait_over, uc_request, unseen_read, unseen_retry,
@@ -71,7 +71,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "2de4754a1173"
+RC_HELPERS_DIGEST = "efc245e324fe"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -234,6 +234,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next, rgaps,
                             rgap_at, ep_amb, ep_row, amb_run, pin, i, h, u, d)
             if d >= 0:
+                restart_left(first_tx, flags, reason, high, ep_active, ep_next, ep_row, h, d,
+                             prev_req)
                 unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h, u)
                 new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
                             ep_next, gaps, gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len,

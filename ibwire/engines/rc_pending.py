@@ -28,7 +28,7 @@ from __future__ import annotations  # noqa: I001 - the rule names below stay com
 from ibwire.analysis.rc_rules import (
     C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_COPY, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY,
     GAP_RING, K_COPIES, K_GBN, K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, K_TIMEOUTS,
-    MIN_ACK_TIMEOUT_NS, REASON_IMPLIED, REASON_TIMEOUT,
+    MIN_ACK_TIMEOUT_NS, REASON_IMPLIED, REASON_NAK_SEQ, REASON_TIMEOUT,
 )
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
@@ -52,18 +52,26 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
         # second late original, the network delaying both, rather than a run whose
         # resends between were lost too (unless the hole fill came after a pause as
         # long as any timer: no network holds two originals that long).
+        too_soon = False
+        if not late_cause[h]:
+            for g in range(GAP_RING):
+                if gaps[h, g, 0] <= upsn[p] < gaps[h, g, 1] and \
+                        ts[p] - ts[gaps[h, g, 2]] < MIN_ACK_TIMEOUT_NS:
+                    too_soon = True
+        # Too soon for the requester's timer, and a sequence NAK naming its PSN seen
+        # since: the NAK's restart passes the tap after the NAK, so the hole fill
+        # was the late original and this run is that restart (its first packet
+        # lost or delayed before the tap).
+        nak_after = too_soon and trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 1] > p and \
+            cz[h, CZ_NAK, 0] == upsn[p] and cz[h, CZ_NAK, 2] == 0
         if u >= late_next[h] and d < 0 and ts[i] - ts[p] < MIN_ACK_TIMEOUT_NS and \
-                (u == late_next[h] or seen or late_pause[h]):
+                (u == late_next[h] or seen or late_pause[h]) and not nak_after:
             flags[p] = (flags[p] & ~(F_LATE | F_AMBIGUOUS)) | F_RETX | F_EPISODE
-            if not late_cause[h]:
-                for g in range(GAP_RING):
-                    if gaps[h, g, 0] <= upsn[p] < gaps[h, g, 1] and \
-                            ts[p] - ts[gaps[h, g, 2]] < MIN_ACK_TIMEOUT_NS:
-                        # Too soon for the requester's timer: a cause the tap
-                        # missed, or two late copies in a row.
-                        flags[p] |= F_AMBIGUOUS
-                        soon[h] = 1
-                        soon_rows[h, 0] = p
+            if too_soon:
+                # A cause the tap missed, or two late copies in a row.
+                flags[p] |= F_AMBIGUOUS
+                soon[h] = 1
+                soon_rows[h, 0] = p
             counts[h, K_LATE] -= 1
             counts[h, K_LOST_BEFORE] += 1
             if late_cause[h] and 0 <= trig_u[h] < upsn[p]:
@@ -314,3 +322,15 @@ def amb_run_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, ref, episod
                 trig[r] = t
                 reason[r] = REASON_IMPLIED
                 counts[h, K_TIMEOUTS] -= 1
+
+
+def restart_left(first_tx, flags, reason, high, ep_active, ep_next, ep_row, h, d, prev_req):
+    """New data right after a NAK's restart that was the first copy at the tap of its
+    PSN, with PSNs after it left to resend: that restart is in doubt."""
+    # Go-back-N resends every PSN from the restart on before any new one, so either
+    # all of those were lost before the tap, or the hole fill was the original,
+    # delayed past the NAK (the requester never got the NAK, or not yet).
+    if d >= 0 and prev_req >= 0 and ep_row[h] == prev_req and ep_active[h] and \
+            first_tx[prev_req] == prev_req and reason[prev_req] == REASON_NAK_SEQ and \
+            ep_next[h] < high[h]:
+        flags[prev_req] |= F_AMBIGUOUS
