@@ -166,3 +166,52 @@ def test_new_data_right_after_a_restart_that_filled_its_hole_puts_it_in_doubt(tm
     assert {"retransmission", "ambiguous"} <= _flags_of(res, 90)
     assert _start(res, 104) == ("nak_seq", 102)
     assert check_exact(truth, res, diff) == []
+
+
+READS = dict(ops={"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1}, corrupt=0.0,
+             messages=20)
+
+
+def test_a_read_copy_below_a_restart_that_went_on_is_no_new_episode(tmp_path):
+    """READ ..484: NAK restart 14, its response 21, then an implied NAK (22) restarts at
+    ..485 (27) and the run goes on in order: the requester had ..484's response. 48,
+    a copy of ..484 after that, is the original, delayed (here also lost after the
+    tap): no restart can send it, so no new episode. Flagged all the same: the
+    restart may have begun at ..484 with that packet delayed, had 21 been lost."""
+    truth, res, diff = _draw(tmp_path, 17553, 48, "reorder", sizes=(1, 2, 8), loss=0.02,
+                             loss_before_tap=0.3, rnr=0.04, corrupt=0.02, encap="roce2",
+                             connections=2, ack_every=4, credits="count", pmtu=4096,
+                             tx_depth=8, rnr_timer=12, cm=True, reorder=0.03, duplicate=0.01,
+                             ops={"send": 2, "write": 2, "read": 2}, messages=20)
+    assert {"out_of_sequence", "ambiguous"} <= _flags_of(res, 48)
+    assert "go_back_n" not in _flags_of(res, 48)
+    assert _start(res, 28) == ("implied_nak", 22)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_read_copy_below_a_restart_may_be_its_delayed_start(tmp_path):
+    """READ ..996's response (193) is lost after the tap; NAK 197 names ..997, and the
+    run 198-200 from ..997 goes on in order. The requester took the NAK for an implied
+    NAK of ..996 and restarted there: its ..996 (205) came late, after ..997's. The tap
+    cannot tell that from a stale copy: flagged, never a sure late original."""
+    truth, res, diff = _draw(tmp_path, 47110, 205, "reorder", ops={"read": 1},
+                             sizes=(4096, 9000, 20000), loss=0.02, loss_before_tap=0.0,
+                             rnr=0.0, corrupt=0.02, encap="roce2", connections=3,
+                             ack_every=2, credits="unlimited", pmtu=4096, tx_depth=16,
+                             rnr_timer=12, cm=False, reorder=0.03, duplicate=0.01,
+                             messages=20)
+    assert "ambiguous" in _flags_of(res, 205)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_psn_below_the_first_one_seen_soon_after_it_is_in_doubt(tmp_path):
+    """The capture has no CM exchange; the stream's first request at the tap is ..953
+    (2). 15, ..952, comes 2.9 us later with nothing pending: the original, delayed, or
+    a timeout's resend of one sent before the capture began. Flagged."""
+    truth, res, diff = _draw(tmp_path, 93173, 15, "reorder",
+                             sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.02,
+                             loss_before_tap=0.3, rnr=0.0, encap="roce1", connections=2,
+                             ack_every=2, credits="unlimited", pmtu=1024, tx_depth=2,
+                             rnr_timer=12, cm=False, reorder=0.01, duplicate=0.01, **READS)
+    assert "ambiguous" in _flags_of(res, 15)
+    assert check_exact(truth, res, diff) == []

@@ -89,9 +89,10 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
                                      (rtt_quick and (hidden_ack or after_prev)))
     # Below a PSN the requester has already restarted at for a NAK (so it
     # knew everything before it acknowledged) and not part of a run: no
-    # restart can send it (a READ or atomic may still lack responses).
-    stale = seen and not cause and not run and u < known[h] and \
-        not c & (C_READ_REQ | C_ATOMIC_REQ)
+    # restart can send it. (A READ or atomic may still lack responses then:
+    # only a restart at its cause's PSN that went on in order shows it had them.)
+    stale = seen and not cause and not run and (
+        u < known[h, 1] if c & (C_READ_REQ | C_ATOMIC_REQ) else u < known[h, 0])
     # With a cause pending for an earlier PSN, a quick copy may be the
     # network's as well as that restart (its first packets lost before the
     # tap): taken for the restart, flagged, and the cause stays pending.
@@ -189,12 +190,16 @@ def late_resend(paylen, first_tx, flags, ref, episode, msg, counts, lr_row, rnr_
     counts[h, K_RETX_BYTES] += paylen[i]
 
 
-def stale_original(first_tx, prev_tx, flags, counts, gaps, i, h, u):
+def stale_original(first_tx, prev_tx, flags, counts, gaps, i, h, c, u):
     """An original delayed past its own resend."""
     # A requester restarts only at an unacknowledged PSN: the original,
     # delayed past its own resend (which the first copy in its hole
     # was taken for), so not lost before the tap either.
     flags[i] |= F_LATE
+    if c & (C_READ_REQ | C_ATOMIC_REQ):
+        # Or the restart began here, its first packet delayed past the next: the
+        # response the tap saw may have been lost after it (an implied NAK).
+        flags[i] |= F_AMBIGUOUS
     counts[h, K_LATE] += 1
     if flags[first_tx[i]] & F_RETX and prev_tx[i] == first_tx[i]:
         for g in range(GAP_RING):

@@ -28,7 +28,8 @@ from numba import njit
 from ibwire.analysis.rc_rules import (
     C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_BAD_ICRC, F_EPISODE, F_GAP, F_LOST_AFTER, F_RETX,
     F_RNR_RETRY, GAP_RING, K_GBN, K_LOST_AFTER, K_LOST_BEFORE, K_RETX, K_RETX_BYTES,
-    K_RNR_RETRIES, K_TIMEOUTS, REASON_IMPLIED, REASON_NAK_SEQ, REASON_RNR, REASON_TIMEOUT,
+    K_RNR_RETRIES, K_TIMEOUTS, MIN_ACK_TIMEOUT_NS, REASON_IMPLIED, REASON_NAK_SEQ, REASON_RNR,
+    REASON_TIMEOUT,
 )
 
 from ibwire.engines.rc_shared import (
@@ -138,8 +139,8 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     return n_ep + 1
 
 
-def resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u, rnr_row, i, h, u,
-           seen, cause, run, unsure):
+def resent(upsn, syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u, rnr_row,
+           head, i, h, u, seen, cause, run, unsure):
     """A resend: flagged and counted (its episode comes next)."""
     if u == rnr_u[h] and not run and \
             not _rnr_over(syn, ts, rnr_row[h], i):
@@ -152,6 +153,11 @@ def resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u,
         trig_kind[h] &= ~T_RNR
     flags[i] |= F_RETX
     if unsure and not cause and not run:
+        flags[i] |= F_AMBIGUOUS
+    if not seen and not cause and not run and u < upsn[head[h]] and \
+            ts[i] - ts[head[h]] < MIN_ACK_TIMEOUT_NS:
+        # Below the first PSN the tap saw, sooner than any timer after it: the
+        # original, delayed, or a timeout's resend of one sent before the capture.
         flags[i] |= F_AMBIGUOUS
     ref[i] = first_tx[i] if seen else -1
     msg[i] = msg[first_tx[i]] if seen else -1
@@ -246,15 +252,20 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
     # answers the first sequence NAK since forward progress.
     if reason[i] != REASON_RNR or nak_new[h]:
         counts[h, K_GBN] += 1
-    if k & (T_NAK | T_RNR) and u == cz[h, cz_j, 0] and u > known[h]:
+    if k & (T_NAK | T_RNR) and u == cz[h, cz_j, 0] and u > known[h, 0]:
         # A restart at the PSN a NAK or RNR NAK named: the requester
         # got it, with its implicit ACK of every PSN before. (If an earlier
         # run skipped this PSN, it may be that run's resend, late, and the NAK
         # lost after the tap: shown only when the next request continues it.)
         if _skipping_run(rgaps, h, u, -1, -1) < 0:
-            known[h] = u
+            known[h, 0] = u
         else:
-            known_next[h] = u
+            known_next[h, 0] = u
+    if cz_j >= 0 and u == cz[h, cz_j, 0] and u > known[h, 1]:
+        # Any restart at the PSN its cause names begins at the oldest PSN not yet
+        # done, so every READ and atomic before it had its responses: shown only
+        # when the next request continues it (a late copy looks like a restart).
+        known_next[h, 1] = u
     if reason[i] == REASON_TIMEOUT:
         retrying[h] = True
     if not flags[i] & F_AMBIGUOUS:
@@ -370,9 +381,11 @@ def run_step(syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, r
 
 
 def restart_shown(known, known_next, ep_active, ep_next, h, u, d):
-    """A restart at a PSN an earlier run skipped, continued by this request in order:
-    the requester did restart for that NAK (see episode_start)."""
-    if known_next[h] >= 0:
-        if d < 0 and ep_active[h] and u == ep_next[h] and known_next[h] > known[h]:
-            known[h] = known_next[h]
-        known_next[h] = -1
+    """A restart continued by this request in order: the requester did restart there
+    (for a NAK at a PSN an earlier run skipped; for READs before it, any cause: see
+    episode_start)."""
+    for j in range(2):
+        if known_next[h, j] >= 0:
+            if d < 0 and ep_active[h] and u == ep_next[h] and known_next[h, j] > known[h, j]:
+                known[h, j] = known_next[h, j]
+            known_next[h, j] = -1

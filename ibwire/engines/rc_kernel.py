@@ -71,7 +71,7 @@ from ibwire.engines.rc_responses import ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "efc245e324fe"
+RC_HELPERS_DIGEST = "9e98410f7361"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -118,8 +118,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     late_next = np.zeros(n_hc, dtype=np.int64)
     late_cause = np.zeros(n_hc, dtype=np.bool_)    # ... held back while a cause was pending
     late_pause = np.zeros(n_hc, dtype=np.bool_)    # ... after a pause as long as any timer
-    known = np.zeros(n_hc, dtype=np.int64)     # the requester has shown it acts on NAK p
-    known_next = np.full(n_hc, -1, dtype=np.int64)  # ... if the next request continues it
+    # The requester has shown it acts on NAK p; and that READs and atomics before p
+    # had their responses (a restart at p continued in order).
+    known = np.zeros((n_hc, 2), dtype=np.int64)
+    known_next = np.full((n_hc, 2), -1, dtype=np.int64)  # ... if the next request continues it
     rnr_row = np.full(n_hc, -1, dtype=np.int64)
     rnr_first = np.full(n_hc, -1, dtype=np.int64)  # first RNR NAK refusing that PSN
     rnr_req = np.full(n_hc, -1, dtype=np.int64)     # latest copy of the pending RNR PSN
@@ -148,6 +150,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     ep_row = np.full(n_hc, -1, dtype=np.int64)     # ... at this row
     delays = np.zeros(n_hc, dtype=np.bool_)        # copies seen delayed past later ones
     last_req = np.full(n_hc, -1, dtype=np.int64)   # previous request row
+    head = np.full(n_hc, -1, dtype=np.int64)       # first request row
     back2back = np.zeros(n_hc, dtype=np.bool_)     # ... the ambiguous start repeats it
     ack_u = np.zeros(n_hc, dtype=np.int64)
     # A timeout restart taken with doubt amid a run: its row and the run it cut short
@@ -205,6 +208,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             prev_req = last_req[h]
             b2b = seen and prev_tx[i] == prev_req
             last_req[h] = i
+            if head[h] < 0:
+                head[h] = i
             rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt,
                           late_row, ep_active, ep_last, i, h, u, seen, prev_req)
             restart_shown(known, known_next, ep_active, ep_next, h, u, d)
@@ -257,7 +262,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 rnr_late, lr_next, lr_lost, lr_cause, i, h, u, consume, timer, held,
                                 late_rerun, late_amb, lost_back)
                 elif stale:
-                    stale_original(first_tx, prev_tx, flags, counts, gaps, i, h, u)
+                    stale_original(first_tx, prev_tx, flags, counts, gaps, i, h, c, u)
                 elif copy or (held and seen):
                     network_copy(first_tx, prev_tx, flags, ref, counts, acked, copy_row,
                                  copy_next, copy_cause, back2back, ep_active, ep_last, i, h, c, u,
@@ -265,8 +270,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 elif held:
                     held_original(flags, counts, late_row, late_next, late_cause, i, h, u, consume)
                 elif seen or cause or ep_active[h] or not in_gap:
-                    resent(syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u,
-                           rnr_row, i, h, u, seen, cause, run, unsure)
+                    resent(upsn, syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind,
+                           rnr_u, rnr_row, head, i, h, u, seen, cause, run, unsure)
                     if not run:
                         n_ep = episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig,
                                              reason, counts, high, trig_u, trig_row, trig_kind, cz,
