@@ -215,3 +215,22 @@ def test_a_psn_below_the_first_one_seen_soon_after_it_is_in_doubt(tmp_path):
                              rnr_timer=12, cm=False, reorder=0.01, duplicate=0.01, **READS)
     assert "ambiguous" in _flags_of(res, 15)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_second_copy_of_an_original_amid_a_run_is_in_doubt(tmp_path):
+    """Run 148 restarts at READ ..666; 149 (..669, the second copy of 142) jumps past
+    the run's next PSN ..668, which comes 2.9 us later (154). A second copy of an
+    original is the network's duplicate, or the run's own resend with ..668 delayed
+    (here: no network duplicates in this draw). The run resuming at ..668 does not
+    tell them apart: 149 is flagged, and 154 stays the run's resend."""
+    truth, res, diff = _draw(tmp_path, 12479, 154, "reorder",
+                             sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.05,
+                             loss_before_tap=0.3, rnr=0.04, corrupt=0.02, encap="roce1",
+                             connections=3, ack_every=2, credits="unlimited", pmtu=1024,
+                             tx_depth=16, rnr_timer=12, cm=False, reorder=0.03,
+                             duplicate=0.0, ops={"send": 2, "write": 2, "read": 2},
+                             messages=20)
+    assert "ambiguous" in _flags_of(res, 149)
+    assert "retransmission" in _flags_of(res, 154)
+    assert res.episode[153] == res.episode[147]
+    assert check_exact(truth, res, diff) == []

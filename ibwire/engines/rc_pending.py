@@ -136,6 +136,10 @@ def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, count
                 episode[r] = late_of
             else:
                 flags[r] = (flags[r] & ~(F_RETX | F_GAP | F_AMBIGUOUS)) | F_LATE
+                if first_tx[r] < r and not flags[prev_tx[r]] & F_RETX:
+                    # A second copy of an original: the network duplicated it,
+                    # or it was the run's resend and the run's next PSN came late.
+                    flags[r] |= F_AMBIGUOUS
                 counts[h, K_RETX] -= 1
                 counts[h, K_RETX_BYTES] -= paylen[r]
                 counts[h, K_LATE] += 1
