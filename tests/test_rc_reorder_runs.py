@@ -234,3 +234,19 @@ def test_a_second_copy_of_an_original_amid_a_run_is_in_doubt(tmp_path):
     assert "retransmission" in _flags_of(res, 154)
     assert res.episode[153] == res.episode[147]
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_duplicated_request_draws_a_second_rnr_nak(tmp_path):
+    """RNR retry 133 (..896) and the network's copy of it (134) both reach a responder
+    with no receive WQE: each is refused, so RNR NAK 142, identical to 141 and 100 ns
+    after it with no request between, answers 134. Not the network's copy of 141."""
+    truth, res, diff = _draw(tmp_path, 48854, 134, "duplicate",
+                             sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.02,
+                             loss_before_tap=0.3, rnr=0.04, corrupt=0.0, encap="roce2",
+                             connections=3, ack_every=4, credits="unlimited", pmtu=256,
+                             tx_depth=2, rnr_timer=1, cm=True, reorder=0.01, duplicate=0.01,
+                             ops={"send": 2, "write": 2, "read": 2}, messages=20)
+    assert "rnr" in _flags_of(res, 141)
+    assert "rnr" in _flags_of(res, 142)
+    assert "network_duplicate" not in _flags_of(res, 142)
+    assert check_exact(truth, res, diff) == []

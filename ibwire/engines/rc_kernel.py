@@ -67,11 +67,11 @@ from ibwire.engines.rc_pending import (
 from ibwire.engines.rc_requests import (
     new_request, rnr_wait_over, uc_request, unseen_read, unseen_retry,
 )
-from ibwire.engines.rc_responses import ack, dropped, nak, read_response
+from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "5b317c5134ce"
+RC_HELPERS_DIGEST = "89b836e1ce97"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -311,7 +311,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         seq_err = kind == SYN_NAK and (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK == NAK_PSN_SEQ
         if ((kind == SYN_NAK or kind == SYN_RNR) and q >= 0 and upsn[q] == u and
                 syn[q] == syn[i] and msn[q] == msn[i] and
-                (kind == SYN_NAK or ts[i] - ts[q] < _rnr_wait_ns(s))) or (
+                (kind == SYN_NAK or ts[i] - ts[q] < _rnr_wait_ns(s)) and
+                not (kind == SYN_RNR and _rnr_owed(hc, cls, upsn, syn, q, h, u))) or (
                     seq_err and seq_nak[h] == u):
             # The same NAK again with no request in between (an RNR NAK answers a
             # request, and its retry comes no sooner than its timer: one as late

@@ -30,15 +30,16 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 from ibwire.analysis.rc_rules import (
-    C_ACK, F_AMBIGUOUS, F_DUP_ACK, F_IMPLIED, F_NAK, F_RESP_GAP, F_RETRY_START, F_RNR, K_ACKS,
-    K_DUP_ACKS, K_IMPLIED, K_NAK0, K_RESP_GAPS, K_RNR, READ_FIFO, REASON_NAK_SEQ, REASON_RNR,
-    SYN_ACK, SYN_NAK, SYN_RNR,
+    C_ACK, C_REQUEST, C_RESPONSE, F_AMBIGUOUS, F_DUP_ACK, F_IMPLIED, F_NAK, F_RESP_GAP,
+    F_RETRY_START, F_RNR, K_ACKS, K_DUP_ACKS, K_IMPLIED, K_NAK0, K_RESP_GAPS, K_RNR, READ_FIFO,
+    REASON_NAK_SEQ, REASON_RNR, SYN_ACK, SYN_NAK, SYN_RNR,
 )
 
 from numba import njit
 
 from ibwire.engines.rc_shared import (
-    CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR, _mark,
+    CZ_NAK, CZ_RNR, SYN_TYPE_MASK, SYN_TYPE_SHIFT, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED,
+    T_NAK, T_RNR, _mark,
     _note_cause, _note_implied,
 )
 
@@ -109,6 +110,28 @@ def _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig, rea
     if 0 <= pin[h, 0] < una and not flags[pin[h, 1]] & F_AMBIGUOUS:
         una = pin[h, 0]
     return una <= r <= p
+
+
+RNR_SCAN = 4096     # rows `_rnr_owed` looks back
+
+
+@njit(inline="always")
+def _rnr_owed(hc, cls, upsn, syn, q, h, u):
+    """RNR NAK q refused PSN u: did two copies of u reach the tap since the RNR NAK
+    before it (or the stream's start)? Each copy that finds no receive WQE is
+    refused, so a network duplicate draws a second RNR NAK. (Scans back a bounded
+    number of rows: asked only for a repeated RNR NAK.)"""
+    n = 0
+    r = q - 1
+    while r >= 0 and r > q - RNR_SCAN and n < 2:
+        if hc[r] == h:
+            if cls[r] & C_REQUEST and upsn[r] == u:
+                n += 1
+            elif cls[r] & C_RESPONSE and upsn[r] == u and syn[r] >= 0 and \
+                    (syn[r] >> SYN_TYPE_SHIFT) & SYN_TYPE_MASK == SYN_RNR:
+                r = 0
+        r -= 1
+    return n >= 2
 
 
 def dropped(flags, counts, epsn, i, h, c, u, s, kind):
