@@ -250,3 +250,25 @@ def test_a_duplicated_request_draws_a_second_rnr_nak(tmp_path):
     assert "rnr" in _flags_of(res, 142)
     assert "network_duplicate" not in _flags_of(res, 142)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_copy_before_the_nak_whose_restart_follows_is_the_networks(tmp_path):
+    """250 repeats ..760 (246) 350 ns later, with no cause pending; NAK 253 for ..761
+    comes next, and 257 resends ..761. 257 starts that NAK's restart (a restart passes
+    the tap after its NAK), so 250 was no run start: the network's copy. (158 is the
+    exception below.)"""
+    truth, res, diff = _draw(tmp_path, 97188, 250, "duplicate", sizes=(4096, 9000, 20000),
+                             loss=0.02, loss_before_tap=0.3, rnr=0.04, corrupt=0.02,
+                             encap="roce1", connections=2, ack_every=2, credits="unlimited",
+                             pmtu=1024, tx_depth=2, rnr_timer=12, cm=True, reorder=0.03,
+                             duplicate=0.01, **{k: v for k, v in READS.items()
+                                                if k != "corrupt"})
+    assert "network_duplicate" in _flags_of(res, 250)
+    assert "go_back_n" in _flags_of(res, 257)
+    # Unless the copy's previous one was a restart taken with doubt: 153 filled the
+    # hole at ..730 right after NAK 152 and new data followed; 158, its copy before
+    # NAK 160 (..731), is NAK 152's restart, and 161 goes on with it.
+    assert "ambiguous" in _flags_of(res, 153)
+    assert {"retransmission", "go_back_n"} <= _flags_of(res, 158)
+    assert _start(res, 257) == ("nak_seq", 253)
+    assert check_exact(truth, res, diff) == []

@@ -223,7 +223,14 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, epi
         # ACK timeout means the requester's timer restarted at this request. A
         # first copy at the tap, its original lost before it, goes on with a run
         # as well; or it is the original, delayed: then flagged, below.)
-        in_order = d < 0 and not back2back[h] and \
+        # (Not when a sequence NAK seen since the copy names a PSN from the copy's to
+        # this one, and no cause was pending at the copy: a restart passes the tap
+        # after its NAK, so the copy was no restart, and this run is the NAK's. Unless
+        # the copy before it was a restart taken with doubt: this copy may be it.)
+        nak_after = not copy_cause[h] and not flags[ref[q]] & F_AMBIGUOUS and \
+            trig_kind[h] & T_NAK != 0 and \
+            cz[h, CZ_NAK, 1] > q and upsn[q] <= cz[h, CZ_NAK, 0] <= u and cz[h, CZ_NAK, 2] == 0
+        in_order = d < 0 and not back2back[h] and not nak_after and \
             ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS and \
             (u == copy_next[h] or (u > copy_next[h] and acked[h] <= upsn[q]))
         if in_order and ep_active[h] and u == ep_next[h] and upsn[q] < ep_last[h]:
