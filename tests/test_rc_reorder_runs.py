@@ -189,18 +189,20 @@ def test_a_read_copy_below_a_restart_that_went_on_is_no_new_episode(tmp_path):
     assert check_exact(truth, res, diff) == []
 
 
-def test_a_read_copy_below_a_restart_may_be_its_delayed_start(tmp_path):
+def test_a_nak_restart_past_a_read_shows_no_read_answered(tmp_path):
     """READ ..996's response (193) is lost after the tap; NAK 197 names ..997, and the
-    run 198-200 from ..997 goes on in order. The requester took the NAK for an implied
-    NAK of ..996 and restarted there: its ..996 (205) came late, after ..997's. The tap
-    cannot tell that from a stale copy: flagged, never a sure late original."""
+    run 198-200 from ..997 goes on in order. A NAK names the responder's expected PSN,
+    not the oldest one the requester lacks a response for: the requester took it for
+    an implied NAK of ..996 and restarted there, its ..996 (205) arriving late. 205 is
+    that resend, not a stale copy (only an implied NAK's restart shows the READs
+    before it answered)."""
     truth, res, diff = _draw(tmp_path, 47110, 205, "reorder", ops={"read": 1},
                              sizes=(4096, 9000, 20000), loss=0.02, loss_before_tap=0.0,
                              rnr=0.0, corrupt=0.02, encap="roce2", connections=3,
                              ack_every=2, credits="unlimited", pmtu=4096, tx_depth=16,
                              rnr_timer=12, cm=False, reorder=0.03, duplicate=0.01,
                              messages=20)
-    assert "ambiguous" in _flags_of(res, 205)
+    assert "retransmission" in _flags_of(res, 205)
     assert check_exact(truth, res, diff) == []
 
 

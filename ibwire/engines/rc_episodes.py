@@ -261,10 +261,11 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
             known[h, 0] = u
         else:
             known_next[h, 0] = u
-    if cz_j >= 0 and u == cz[h, cz_j, 0] and u > known[h, 1]:
-        # Any restart at the PSN its cause names begins at the oldest PSN not yet
-        # done, so every READ and atomic before it had its responses: shown only
-        # when the next request continues it (a late copy looks like a restart).
+    if cz_j == CZ_IMPLIED and u == cz[h, cz_j, 0] and u > known[h, 1]:
+        # A restart for an implied NAK begins at the oldest PSN missing a response,
+        # so every READ and atomic before it had its responses (not so after a NAK
+        # or RNR NAK: those name the responder's expected PSN): shown only when the
+        # next request continues it (a late copy looks like a restart).
         known_next[h, 1] = u
     if reason[i] == REASON_TIMEOUT:
         retrying[h] = True
