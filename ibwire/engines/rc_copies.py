@@ -90,7 +90,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
     # Below a PSN the requester has already restarted at for a NAK (so it
     # knew everything before it acknowledged) and not part of a run: no
     # restart can send it. (A READ or atomic may still lack responses then:
-    # only a restart at its cause's PSN that went on in order shows it had them.)
+    # only an implied NAK's restart past it that went on in order shows it had them.)
     stale = seen and not cause and not run and (
         u < known[h, 1] if c & (C_READ_REQ | C_ATOMIC_REQ) else u < known[h, 0])
     # With a cause pending for an earlier PSN, a quick copy may be the

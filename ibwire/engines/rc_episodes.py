@@ -383,8 +383,8 @@ def run_step(syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, r
 
 def restart_shown(known, known_next, ep_active, ep_next, h, u, d):
     """A restart continued by this request in order: the requester did restart there
-    (for a NAK at a PSN an earlier run skipped; for READs before it, any cause: see
-    episode_start)."""
+    (for a NAK at a PSN an earlier run skipped; for the READs before it, an implied
+    NAK's: see episode_start)."""
     for j in range(2):
         if known_next[h, j] >= 0:
             if d < 0 and ep_active[h] and u == ep_next[h] and known_next[h, j] > known[h, j]:

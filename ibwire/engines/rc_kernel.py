@@ -53,8 +53,8 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_build import inline_rules, py_twin
 from ibwire.engines.rc_shared import (
-    CRC_BAD, CZ_RNR, SYN_TYPE_MASK, SYN_TYPE_SHIFT, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_RNR,
-    _mark, _rnr_wait_ns, _rnr_waited,
+    CRC_BAD, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_RNR, _mark, _rnr_wait_ns, _rnr_waited,
+    _syn_kind,
 )
 from ibwire.engines.rc_copies import (
     classify, held_original, late_original, late_resend, network_copy, skipped_resend,
@@ -71,7 +71,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "3fb917580bb9"
+RC_HELPERS_DIGEST = "ab845025c2a0"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -119,7 +119,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     late_cause = np.zeros(n_hc, dtype=np.bool_)    # ... held back while a cause was pending
     late_pause = np.zeros(n_hc, dtype=np.bool_)    # ... after a pause as long as any timer
     # The requester has shown it acts on NAK p; and that READs and atomics before p
-    # had their responses (a restart at p continued in order).
+    # had their responses (an implied NAK's restart at p continued in order).
     known = np.zeros((n_hc, 2), dtype=np.int64)
     known_next = np.full((n_hc, 2), -1, dtype=np.int64)  # ... if the next request continues it
     rnr_row = np.full(n_hc, -1, dtype=np.int64)
@@ -305,7 +305,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             continue
         counts[h, K_RESPONSES] += 1
         s = np.int64(syn[i])
-        kind = (s >> SYN_TYPE_SHIFT) & SYN_TYPE_MASK if s >= 0 else -1
+        kind = _syn_kind(s)
         q = last_resp[h]
         last_resp[h] = i
         seq_err = kind == SYN_NAK and (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK == NAK_PSN_SEQ

@@ -38,9 +38,8 @@ from ibwire.analysis.rc_rules import (
 from numba import njit
 
 from ibwire.engines.rc_shared import (
-    CZ_NAK, CZ_RNR, SYN_TYPE_MASK, SYN_TYPE_SHIFT, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED,
-    T_NAK, T_RNR, _mark,
-    _note_cause, _note_implied,
+    CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR, _mark,
+    _note_cause, _note_implied, _syn_kind,
 )
 
 
@@ -127,9 +126,8 @@ def _rnr_owed(hc, cls, upsn, syn, q, h, u):
         if hc[r] == h:
             if cls[r] & C_REQUEST and upsn[r] == u:
                 n += 1
-            elif cls[r] & C_RESPONSE and upsn[r] == u and syn[r] >= 0 and \
-                    (syn[r] >> SYN_TYPE_SHIFT) & SYN_TYPE_MASK == SYN_RNR:
-                r = 0
+            elif cls[r] & C_RESPONSE and upsn[r] == u and _syn_kind(syn[r]) == SYN_RNR:
+                break
         r -= 1
     return n >= 2
 

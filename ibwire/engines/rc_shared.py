@@ -35,6 +35,12 @@ def _mark(flags, counts, i, h, flag, k):
 
 
 @njit(inline="always")
+def _syn_kind(syndrome):
+    """The AETH syndrome's kind (ACK, RNR NAK, NAK); -1 for a packet without an AETH."""
+    return (syndrome >> SYN_TYPE_SHIFT) & SYN_TYPE_MASK if syndrome >= 0 else -1
+
+
+@njit(inline="always")
 def _rnr_wait_ns(syndrome):
     """The least wait an RNR NAK with this syndrome asks of the requester."""
     return RNR_TIMER_NS[(syndrome >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK]

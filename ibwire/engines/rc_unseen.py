@@ -20,7 +20,7 @@ from ibwire.analysis.rc_rules import (
     SYN_NAK,
 )
 from ibwire.engines.rc_shared import (
-    CRC_BAD, SYN_TYPE_MASK, SYN_TYPE_SHIFT, SYN_VALUE_MASK, SYN_VALUE_SHIFT,
+    CRC_BAD, SYN_VALUE_MASK, SYN_VALUE_SHIFT, _syn_kind,
 )
 
 _LOOK_BACK = 4096       # rows searched for the response a READ's restart missed
@@ -94,7 +94,7 @@ def _unheard_acks(hc, cls, syn, upsn, icrc, ts, flags, counts, lo, i, h, u):
         if hc[r] != h or not cls[r] & C_ACK or icrc[r] == CRC_BAD or \
                 ts[r] > ts[i] - MAX_REACTION_NS or flags[r] & F_LOST_AFTER:
             continue
-        kind = (syn[r] >> SYN_TYPE_SHIFT) & SYN_TYPE_MASK
+        kind = _syn_kind(syn[r])
         nak_seq = kind == SYN_NAK and (syn[r] >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK == 0
         if (kind == SYN_ACK and upsn[r] >= u) or (nak_seq and upsn[r] > u):
             flags[r] |= F_LOST_AFTER
