@@ -85,3 +85,27 @@ def compare(path: Path, t: dict[str, Any]) -> tuple[RcResult, dict[str, tuple[se
     res = analyze(rc_columns(path))
     ours, truth = engine_sets(res), truth_sets(t)
     return res, {k: (ours[k] - truth[k], truth[k] - ours[k]) for k in ours}
+
+
+def flags_of(res: RcResult, frame: int) -> set[str]:
+    """The engine's flag names on a frame (1-based)."""
+    return set(R.flag_names(int(res.flags[frame - 1])))
+
+
+def start_of(res: RcResult, frame: int) -> tuple[str, int | None]:
+    """Reason and cause frame of the episode the frame belongs to."""
+    ep = int(res.episode[frame - 1])
+    row = min(r for r in range(len(res.episode)) if res.episode[r] == ep)
+    t = int(res.trig[row])
+    return R.REASON_NAMES[int(res.reason[row])], (
+        int(res.cols["frame.number"][t]) if t >= 0 else None)
+
+
+def draw(tmp: Path, seed: int, frame: int, kind: str, **kw: Any
+         ) -> tuple[dict[str, Any], RcResult, dict[str, tuple[set[int], set[int]]]]:
+    """A wide draw whose truth has a `kind` event (the network's doing) at `frame`,
+    analysed: (truth, result, differences)."""
+    path, truth = generate(tmp, "rc_clean", seed, **kw)
+    assert frame in {e["frame"] for e in truth["events"] if e["kind"] == kind}
+    res, diff = compare(path, truth)
+    return truth, res, diff

@@ -4,34 +4,10 @@ case is a fresh draw of the wide sweep, pinned."""
 
 from __future__ import annotations
 
-from rc_helpers import check_exact, compare, generate
-
-from ibwire.analysis import rc_rules as R
+from rc_helpers import check_exact, compare, draw, flags_of, generate, start_of
 
 WIDE = dict(ops={"send": 2, "write": 2, "read": 2}, sizes=(4096, 9000, 20000), corrupt=0.0,
             pmtu=256, messages=20)
-
-
-def _flags_of(res, frame):
-    return set(R.flag_names(int(res.flags[frame - 1])))
-
-
-def _start(res, frame):
-    """Reason and cause frame of the episode the frame belongs to."""
-    ep = int(res.episode[frame - 1])
-    row = min(r for r in range(len(res.episode)) if res.episode[r] == ep)
-    t = int(res.trig[row])
-    return R.REASON_NAMES[int(res.reason[row])], (
-        int(res.cols["frame.number"][t]) if t >= 0 else None)
-
-
-def _draw(tmp_path, seed, frame, kind, **kw):
-    """A wide draw whose truth has a `kind` event (the network's doing) at `frame`,
-    analysed: (truth, result, differences)."""
-    path, truth = generate(tmp_path, "rc_clean", seed, **kw)
-    assert frame in {e["frame"] for e in truth["events"] if e["kind"] == kind}
-    res, diff = compare(path, truth)
-    return truth, res, diff
 
 
 def test_an_ack_right_after_a_nak_for_a_late_original_leaves_the_nak_pending(tmp_path):
@@ -46,9 +22,9 @@ def test_an_ack_right_after_a_nak_for_a_late_original_leaves_the_nak_pending(tmp
     resent = {e["frame"]: e for e in truth["retransmissions"] if e["frame"] is not None}
     assert resent[1358]["trigger_frame"] == 1352
     res, diff = compare(path, truth)
-    assert {"retransmission", "go_back_n"} <= _flags_of(res, 1358)
-    assert "network_duplicate" not in _flags_of(res, 1358)
-    assert _start(res, 1361) == ("nak_seq", 1352)
+    assert {"retransmission", "go_back_n"} <= flags_of(res, 1358)
+    assert "network_duplicate" not in flags_of(res, 1358)
+    assert start_of(res, 1361) == ("nak_seq", 1352)
     assert check_exact(truth, res, diff) == []
 
 
@@ -58,15 +34,15 @@ def test_a_copy_of_the_runs_latest_resend_then_the_run_going_on_starts_nothing(t
     resend, late, or the duplicate: flagged. Not a restart for the implied NAK pending
     (1201, naming ..087): the next request goes on with the run that never stopped,
     and the restart comes at ..087 itself (1208)."""
-    truth, res, diff = _draw(tmp_path, 11445, 1206, "duplicate", loss=0.0, loss_before_tap=0.0,
+    truth, res, diff = draw(tmp_path, 11445, 1206, "duplicate", loss=0.0, loss_before_tap=0.0,
                              rnr=0.04, encap="roce1", connections=1, ack_every=2,
                              credits="count", tx_depth=2, rnr_timer=6, cm=False, reorder=0.01,
                              duplicate=0.01, **WIDE)
-    assert "go_back_n" not in _flags_of(res, 1206)
-    assert "ambiguous" in _flags_of(res, 1206)
+    assert "go_back_n" not in flags_of(res, 1206)
+    assert "ambiguous" in flags_of(res, 1206)
     assert res.episode[1206] == res.episode[1203]      # 1207 goes on with 1204's run
-    assert {"go_back_n"} <= _flags_of(res, 1208)
-    assert _start(res, 1208) == ("implied_nak", 1201)
+    assert {"go_back_n"} <= flags_of(res, 1208)
+    assert start_of(res, 1208) == ("implied_nak", 1201)
     assert check_exact(truth, res, diff) == []
 
 
@@ -75,12 +51,12 @@ def test_a_timeout_restart_sooner_than_any_timer_repeating_the_run_is_a_copy(tmp
     requester ignores pending: no timer can fire so soon, and the next request (6674,
     ..122) goes on with that run at once. 6671 is the network's copy; the run and its
     episode go on."""
-    truth, res, diff = _draw(tmp_path, 65625, 6671, "duplicate", loss=0.0, loss_before_tap=1.0,
+    truth, res, diff = draw(tmp_path, 65625, 6671, "duplicate", loss=0.0, loss_before_tap=1.0,
                              rnr=0.0, encap="roce2", connections=3, ack_every=4,
                              credits="count", tx_depth=8, rnr_timer=1, cm=True, reorder=0.03,
                              duplicate=0.01, **WIDE)
-    assert _flags_of(res, 6671) >= {"network_duplicate"}
-    assert not _flags_of(res, 6671) & {"retransmission", "go_back_n"}
+    assert flags_of(res, 6671) >= {"network_duplicate"}
+    assert not flags_of(res, 6671) & {"retransmission", "go_back_n"}
     assert res.episode[6673] == res.episode[6668]
     assert check_exact(truth, res, diff) == []
 
@@ -89,17 +65,17 @@ def test_a_run_resuming_past_its_next_psn_after_a_late_original_never_jumped(tmp
     """Run at ..088 (664); 665 is ..117, the original of new data delayed before the tap;
     the run resumes at ..090 (669: ..089 lost before the tap), below ..117. The run
     never jumped: 665 is a late original, and 669 goes on with the run's episode."""
-    truth, res, diff = _draw(
+    truth, res, diff = draw(
         tmp_path, 11887, 665, "reorder", ops={"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
         sizes=(4096, 9000, 20000), loss=0.02, loss_before_tap=0.3, rnr=0.04, corrupt=0.02,
         encap="roce1", connections=3, ack_every=4, credits="count", pmtu=256, tx_depth=8,
         rnr_timer=1, cm=False, messages=20, reorder=0.03, duplicate=0.0)
     resent = {e["frame"] for e in truth["retransmissions"] if e["frame"] is not None}
     assert 665 not in resent and {664, 669} <= resent
-    assert "out_of_sequence" in _flags_of(res, 665)
-    assert "retransmission" not in _flags_of(res, 665)
+    assert "out_of_sequence" in flags_of(res, 665)
+    assert "retransmission" not in flags_of(res, 665)
     assert res.episode[668] == res.episode[663]
-    assert "go_back_n" not in _flags_of(res, 669)
+    assert "go_back_n" not in flags_of(res, 669)
     left = check_exact(truth, res, diff)
     assert not [d for d in left if d.split()[-1] in ("665", "669")]
 
@@ -109,14 +85,14 @@ def test_a_late_original_amid_a_run_with_only_ignored_causes_pending(tmp_path):
     run resumes at ..848 at once (147). The NAK and the implied NAK pending are both
     ones the requester ignores (a retry covering them was under way), so neither can
     have restarted it there: 145 was a late original, and 147 goes on with the run."""
-    truth, res, diff = _draw(
+    truth, res, diff = draw(
         tmp_path, 87225, 145, "reorder", ops={"send": 2, "write": 2, "read": 2},
         sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.0, loss_before_tap=0.3, rnr=0.0,
         corrupt=0.0, encap="roce2", connections=3, ack_every=2, credits="unlimited", pmtu=256,
         tx_depth=8, rnr_timer=1, cm=False, messages=20, reorder=0.03, duplicate=0.01)
-    assert "out_of_sequence" in _flags_of(res, 145)
-    assert "retransmission" not in _flags_of(res, 145)
-    assert "go_back_n" not in _flags_of(res, 147)
+    assert "out_of_sequence" in flags_of(res, 145)
+    assert "retransmission" not in flags_of(res, 145)
+    assert "go_back_n" not in flags_of(res, 147)
     assert res.episode[146] == res.episode[140]
     assert check_exact(truth, res, diff) == []
 
@@ -126,11 +102,11 @@ def test_a_doubtful_restart_right_after_a_hole_fill_makes_the_fill_doubtful(tmp_
     the run's resend); 2057 repeats it 43 ns later, the restart for NAK 2053 taken with
     doubt. Either order fits: 2056 the original delayed and 2057 the run's resend (the
     truth), or the other way round, so both are flagged."""
-    truth, res, diff = _draw(tmp_path, 32958, 2056, "reorder", loss=0.0, loss_before_tap=0.0,
+    truth, res, diff = draw(tmp_path, 32958, 2056, "reorder", loss=0.0, loss_before_tap=0.0,
                              rnr=0.04, encap="roce1", connections=2, ack_every=2,
                              credits="unlimited", tx_depth=8, rnr_timer=1, cm=True,
                              reorder=0.03, duplicate=0.0, **dict(WIDE, corrupt=0.02))
-    assert "ambiguous" in _flags_of(res, 2056) and "ambiguous" in _flags_of(res, 2057)
+    assert "ambiguous" in flags_of(res, 2056) and "ambiguous" in flags_of(res, 2057)
     assert check_exact(truth, res, diff) == []
 
 
@@ -142,14 +118,14 @@ def test_a_hole_fill_before_the_nak_naming_it_is_the_late_original(tmp_path):
     too soon for any timer. NAK 15 (..795) comes next, and the run from ..796 (16) is its
     restart: a restart passes the tap after its NAK, so 14 was the original, delayed,
     and the restart's own ..795 is 30 (delayed too). Not a timeout run starting at 14."""
-    truth, res, diff = _draw(tmp_path, 16999, 14, "reorder", sizes=(1, 2, 8), loss=0.0,
+    truth, res, diff = draw(tmp_path, 16999, 14, "reorder", sizes=(1, 2, 8), loss=0.0,
                              loss_before_tap=0.3, rnr=0.04, encap="roce2", connections=1,
                              ack_every=2, credits="unlimited", pmtu=1024, tx_depth=8,
                              rnr_timer=12, cm=True, reorder=0.03, duplicate=0.01, **SMALL)
-    assert "retransmission" not in _flags_of(res, 14)
-    assert "out_of_sequence" in _flags_of(res, 14)
-    assert _start(res, 16) == ("nak_seq", 15)
-    assert "retransmission" in _flags_of(res, 30)
+    assert "retransmission" not in flags_of(res, 14)
+    assert "out_of_sequence" in flags_of(res, 14)
+    assert start_of(res, 16) == ("nak_seq", 15)
+    assert "retransmission" in flags_of(res, 30)
     assert check_exact(truth, res, diff) == []
 
 
@@ -158,13 +134,13 @@ def test_new_data_right_after_a_restart_that_filled_its_hole_puts_it_in_doubt(tm
     and the next request is new data (92, ..450). A restart at ..433 resends ..434 to
     ..449 before any new PSN, so either all sixteen were lost before the tap or 90 is
     the original, delayed (here it is: the NAK was lost after the tap). Flagged."""
-    truth, res, diff = _draw(tmp_path, 43853, 90, "reorder",
+    truth, res, diff = draw(tmp_path, 43853, 90, "reorder",
                              sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.02,
                              loss_before_tap=0.0, rnr=0.0, encap="roce1", connections=2,
                              ack_every=2, credits="count", pmtu=256, tx_depth=16,
                              rnr_timer=12, cm=False, reorder=0.01, duplicate=0.0, **SMALL)
-    assert {"retransmission", "ambiguous"} <= _flags_of(res, 90)
-    assert _start(res, 104) == ("nak_seq", 102)
+    assert {"retransmission", "ambiguous"} <= flags_of(res, 90)
+    assert start_of(res, 104) == ("nak_seq", 102)
     assert check_exact(truth, res, diff) == []
 
 
@@ -178,14 +154,14 @@ def test_a_read_copy_below_a_restart_that_went_on_is_no_new_episode(tmp_path):
     a copy of ..484 after that, is the original, delayed (here also lost after the
     tap): no restart can send it, so no new episode. Flagged all the same: the
     restart may have begun at ..484 with that packet delayed, had 21 been lost."""
-    truth, res, diff = _draw(tmp_path, 17553, 48, "reorder", sizes=(1, 2, 8), loss=0.02,
+    truth, res, diff = draw(tmp_path, 17553, 48, "reorder", sizes=(1, 2, 8), loss=0.02,
                              loss_before_tap=0.3, rnr=0.04, corrupt=0.02, encap="roce2",
                              connections=2, ack_every=4, credits="count", pmtu=4096,
                              tx_depth=8, rnr_timer=12, cm=True, reorder=0.03, duplicate=0.01,
                              ops={"send": 2, "write": 2, "read": 2}, messages=20)
-    assert {"out_of_sequence", "ambiguous"} <= _flags_of(res, 48)
-    assert "go_back_n" not in _flags_of(res, 48)
-    assert _start(res, 28) == ("implied_nak", 22)
+    assert {"out_of_sequence", "ambiguous"} <= flags_of(res, 48)
+    assert "go_back_n" not in flags_of(res, 48)
+    assert start_of(res, 28) == ("implied_nak", 22)
     assert check_exact(truth, res, diff) == []
 
 
@@ -196,13 +172,13 @@ def test_a_nak_restart_past_a_read_shows_no_read_answered(tmp_path):
     an implied NAK of ..996 and restarted there, its ..996 (205) arriving late. 205 is
     that resend, not a stale copy (only an implied NAK's restart shows the READs
     before it answered)."""
-    truth, res, diff = _draw(tmp_path, 47110, 205, "reorder", ops={"read": 1},
+    truth, res, diff = draw(tmp_path, 47110, 205, "reorder", ops={"read": 1},
                              sizes=(4096, 9000, 20000), loss=0.02, loss_before_tap=0.0,
                              rnr=0.0, corrupt=0.02, encap="roce2", connections=3,
                              ack_every=2, credits="unlimited", pmtu=4096, tx_depth=16,
                              rnr_timer=12, cm=False, reorder=0.03, duplicate=0.01,
                              messages=20)
-    assert "retransmission" in _flags_of(res, 205)
+    assert "retransmission" in flags_of(res, 205)
     assert check_exact(truth, res, diff) == []
 
 
@@ -210,12 +186,12 @@ def test_a_psn_below_the_first_one_seen_soon_after_it_is_in_doubt(tmp_path):
     """The capture has no CM exchange; the stream's first request at the tap is ..953
     (2). 15, ..952, comes 2.9 us later with nothing pending: the original, delayed, or
     a timeout's resend of one sent before the capture began. Flagged."""
-    truth, res, diff = _draw(tmp_path, 93173, 15, "reorder",
+    truth, res, diff = draw(tmp_path, 93173, 15, "reorder",
                              sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.02,
                              loss_before_tap=0.3, rnr=0.0, encap="roce1", connections=2,
                              ack_every=2, credits="unlimited", pmtu=1024, tx_depth=2,
                              rnr_timer=12, cm=False, reorder=0.01, duplicate=0.01, **READS)
-    assert "ambiguous" in _flags_of(res, 15)
+    assert "ambiguous" in flags_of(res, 15)
     assert check_exact(truth, res, diff) == []
 
 
@@ -225,15 +201,15 @@ def test_a_second_copy_of_an_original_amid_a_run_is_in_doubt(tmp_path):
     original is the network's duplicate, or the run's own resend with ..668 delayed
     (here: no network duplicates in this draw). The run resuming at ..668 does not
     tell them apart: 149 is flagged, and 154 stays the run's resend."""
-    truth, res, diff = _draw(tmp_path, 12479, 154, "reorder",
+    truth, res, diff = draw(tmp_path, 12479, 154, "reorder",
                              sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.05,
                              loss_before_tap=0.3, rnr=0.04, corrupt=0.02, encap="roce1",
                              connections=3, ack_every=2, credits="unlimited", pmtu=1024,
                              tx_depth=16, rnr_timer=12, cm=False, reorder=0.03,
                              duplicate=0.0, ops={"send": 2, "write": 2, "read": 2},
                              messages=20)
-    assert "ambiguous" in _flags_of(res, 149)
-    assert "retransmission" in _flags_of(res, 154)
+    assert "ambiguous" in flags_of(res, 149)
+    assert "retransmission" in flags_of(res, 154)
     assert res.episode[153] == res.episode[147]
     assert check_exact(truth, res, diff) == []
 
@@ -242,15 +218,15 @@ def test_a_duplicated_request_draws_a_second_rnr_nak(tmp_path):
     """RNR retry 133 (..896) and the network's copy of it (134) both reach a responder
     with no receive WQE: each is refused, so RNR NAK 142, identical to 141 and 100 ns
     after it with no request between, answers 134. Not the network's copy of 141."""
-    truth, res, diff = _draw(tmp_path, 48854, 134, "duplicate",
+    truth, res, diff = draw(tmp_path, 48854, 134, "duplicate",
                              sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.02,
                              loss_before_tap=0.3, rnr=0.04, corrupt=0.0, encap="roce2",
                              connections=3, ack_every=4, credits="unlimited", pmtu=256,
                              tx_depth=2, rnr_timer=1, cm=True, reorder=0.01, duplicate=0.01,
                              ops={"send": 2, "write": 2, "read": 2}, messages=20)
-    assert "rnr" in _flags_of(res, 141)
-    assert "rnr" in _flags_of(res, 142)
-    assert "network_duplicate" not in _flags_of(res, 142)
+    assert "rnr" in flags_of(res, 141)
+    assert "rnr" in flags_of(res, 142)
+    assert "network_duplicate" not in flags_of(res, 142)
     assert check_exact(truth, res, diff) == []
 
 
@@ -259,18 +235,18 @@ def test_a_copy_before_the_nak_whose_restart_follows_is_the_networks(tmp_path):
     comes next, and 257 resends ..761. 257 starts that NAK's restart (a restart passes
     the tap after its NAK), so 250 was no run start: the network's copy. (158 is the
     exception below.)"""
-    truth, res, diff = _draw(tmp_path, 97188, 250, "duplicate", sizes=(4096, 9000, 20000),
+    truth, res, diff = draw(tmp_path, 97188, 250, "duplicate", sizes=(4096, 9000, 20000),
                              loss=0.02, loss_before_tap=0.3, rnr=0.04, corrupt=0.02,
                              encap="roce1", connections=2, ack_every=2, credits="unlimited",
                              pmtu=1024, tx_depth=2, rnr_timer=12, cm=True, reorder=0.03,
                              duplicate=0.01, **{k: v for k, v in READS.items()
                                                 if k != "corrupt"})
-    assert "network_duplicate" in _flags_of(res, 250)
-    assert "go_back_n" in _flags_of(res, 257)
+    assert "network_duplicate" in flags_of(res, 250)
+    assert "go_back_n" in flags_of(res, 257)
     # Unless the copy's previous one was a restart taken with doubt: 153 filled the
     # hole at ..730 right after NAK 152 and new data followed; 158, its copy before
     # NAK 160 (..731), is NAK 152's restart, and 161 goes on with it.
-    assert "ambiguous" in _flags_of(res, 153)
-    assert {"retransmission", "go_back_n"} <= _flags_of(res, 158)
-    assert _start(res, 257) == ("nak_seq", 253)
+    assert "ambiguous" in flags_of(res, 153)
+    assert {"retransmission", "go_back_n"} <= flags_of(res, 158)
+    assert start_of(res, 257) == ("nak_seq", 253)
     assert check_exact(truth, res, diff) == []

@@ -30,13 +30,14 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_shared import (
-    SKIP_MAYBE, SKIP_SURE, T_RNR, _answered_since, _in_read_before, _mark, _rnr_over,
+    CZ_NAK, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _answered_since, _in_read_before, _mark,
+    _rnr_over,
 )
 
 
-def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind, rnr_u, ep_active,
-             ep_last, gaps, min_rtt, known, rnr_row, rr_row, fifo, ack_row, ack_u, ep_row, i, h,
-             c, u, seen):
+def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind, cz, rnr_u,
+             ep_active, ep_last, gaps, min_rtt, known, rnr_row, rr_row, fifo, ack_row, ack_u,
+             ep_row, i, h, c, u, seen):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     # Past the refused PSN before the RNR timer ran out: not that RNR NAK's
@@ -115,7 +116,12 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kin
     # A quick copy of the PSN an RNR NAK refused, before its timer: the restart for a
     # NAK naming it (the RNR NAK lost after the tap), or a copy delayed (what drew
     # that NAK). Held back too: only a run continuing it makes it the restart.
-    if quick and not run and u == rnr_u[h] and in_wait:
+    # (Not when a sequence NAK naming it came after its previous copy and before the
+    # RNR NAK: the requester had that NAK first and restarts at once, IBA 9.7.5.1.3;
+    # the RNR NAK stops it only once it arrives.)
+    nak_first = trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == u and cz[h, CZ_NAK, 2] == 0 and \
+        prev_tx[i] < cz[h, CZ_NAK, 1] < rnr_row[h]
+    if quick and not run and u == rnr_u[h] and in_wait and not nak_first:
         held = True
     return cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held
 

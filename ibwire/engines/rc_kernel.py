@@ -71,7 +71,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "ab845025c2a0"
+RC_HELPERS_DIGEST = "0052c2606734"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -248,7 +248,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             else:
                 cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held = \
                     classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind,
-                             rnr_u, ep_active, ep_last, gaps, min_rtt, known, rnr_row, rr_row,
+                             cz, rnr_u, ep_active, ep_last, gaps, min_rtt, known, rnr_row, rr_row,
                              fifo, ack_row, ack_u, ep_row, i, h, c, u, seen)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
