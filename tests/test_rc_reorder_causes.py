@@ -43,3 +43,21 @@ def test_a_quick_copy_with_only_ignored_causes_pending_is_no_restart(tmp_path):
     assert not flags_of(res, 31) & {"retransmission", "go_back_n"}
     assert start_of(res, 30) == ("implied_nak", 25)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_nak_starts_one_restart_even_when_its_first_resends_come_late(tmp_path):
+    """NAK 40 names ..198; its restart reaches the tap from ..200 (41, then 42-43): the
+    first resends missing, so taken with doubt and NAK 40 kept pending. 46, ..198
+    2 us later with no new cause, is no second restart for NAK 40: the run's resend
+    or the original, both late (here the original, delayed). The next NAK (48) starts
+    the next episode."""
+    truth, res, diff = draw(tmp_path, 12052, 46, "reorder", loss=0.05, loss_before_tap=1.0,
+                            rnr=0.0, corrupt=0.0, encap="roce1", connections=2, ack_every=2,
+                            credits="count", pmtu=4096, tx_depth=8, rnr_timer=1, cm=True,
+                            reorder=0.03, duplicate=0.01, **SMALL)
+    assert start_of(res, 41) == ("nak_seq", 40)
+    assert "go_back_n" not in flags_of(res, 46)
+    assert "ambiguous" in flags_of(res, 46)
+    assert res.episode[45] == res.episode[40]
+    assert start_of(res, 50) == ("nak_seq", 48)
+    assert check_exact(truth, res, diff) == []

@@ -31,15 +31,21 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_shared import (
     CZ_NAK, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _answered_since, _in_read_before, _mark,
-    _ignored_only, _rnr_over,
+    _ignored_only, _rnr_over, _spent_only,
 )
 
 
-def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind, cz, rnr_u,
+def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, trig_kind, cz, rnr_u,
              ep_active, ep_last, gaps, min_rtt, known, rnr_row, rr_row, fifo, ack_row, ack_u,
              ep_row, i, h, c, u, seen):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
+    if cause and ep_active[h] and ep_row[h] >= 0 and u < upsn[ep_row[h]] and \
+            trig[ep_row[h]] >= 0 and _spent_only(cz, trig_kind, h, u, trig[ep_row[h]]):
+        # Only the cause whose restart is the run in progress, begun past this PSN
+        # (taken with doubt, the cause kept pending): one cause, one restart. This
+        # copy is that run's first resends, late, or the original, late.
+        cause = False
     # Past the refused PSN before the RNR timer ran out: not that RNR NAK's
     # restart (at the refused PSN, after the wait), which stays pending.
     in_wait = rnr_u[h] >= 0 and not _rnr_over(syn, ts, rnr_row[h], i)

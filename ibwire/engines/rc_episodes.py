@@ -33,8 +33,8 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _pick_cause, _rnr_over, _rnr_waited,
-    _skipping_run,
+    CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR, _pick_cause,
+    _rnr_over, _rnr_waited, _skipping_run,
 )
 from ibwire.engines.rc_unseen import _drop_answered, _pin_restart, _unheard_acks, _unseen_implied
 
@@ -123,10 +123,12 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
         _drop_answered(fifo, f_head, f_len, h, upsn[r])
     _pin_restart(pin, cls, h, r, upsn[r])
     _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
+    # (From the PSN of the cause it answers, as in `episode_start`; unless `sure`, a
+    # skip in doubt.)
+    _skipped_by_run(h, cz[h, j, 0], upsn[r], n_ep, r, rgaps, rgap_at,
+                    SKIP_SURE if sure else SKIP_DOUBT)
     if not sure:
         return n_ep + 1
-    # (From the PSN of the cause it answers, as in `episode_start`.)
-    _skipped_by_run(h, cz[h, j, 0], upsn[r], n_ep, r, rgaps, rgap_at, 0)
     nak_new[h] = False
     trig_u[h] = -1
     trig_kind[h] = 0
@@ -269,8 +271,12 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         known_next[h, 1] = u
     if reason[i] == REASON_TIMEOUT:
         retrying[h] = True
+    named = cz[h, cz_j, 0] if cz_j >= 0 else trig_u[h]
+    if flags[i] & F_AMBIGUOUS and 0 <= named < u:
+        # Taken with doubt (the cause stays pending): should the run go on, the PSNs
+        # between were its resends, missing at the tap (`classify`).
+        _skipped_by_run(h, named, u, ep_cur[h], i, rgaps, rgap_at, SKIP_DOUBT)
     if not flags[i] & F_AMBIGUOUS:
-        named = cz[h, cz_j, 0] if cz_j >= 0 else trig_u[h]
         if 0 <= named < u:
             # The restart for the cause began at its PSN: the run
             # skipped the PSNs up to this one.

@@ -71,7 +71,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "ac25486bb51b"
+RC_HELPERS_DIGEST = "cc4638d8423b"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -247,9 +247,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             ep_amb, soon, i, h, c, u, d, consume)
             else:
                 cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held = \
-                    classify(upsn, syn, first_tx, prev_tx, ts, acked, trig_u, trig_row, trig_kind,
-                             cz, rnr_u, ep_active, ep_last, gaps, min_rtt, known, rnr_row, rr_row,
-                             fifo, ack_row, ack_u, ep_row, i, h, c, u, seen)
+                    classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row,
+                             trig_kind, cz, rnr_u, ep_active, ep_last, gaps, min_rtt, known,
+                             rnr_row, rr_row, fifo, ack_row, ack_u, ep_row, i, h, c, u, seen)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
                                    i, h, u, seen, cause, run, quick, unsure, stale, copy, held,

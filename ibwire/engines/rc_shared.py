@@ -62,6 +62,20 @@ def _ignored_only(cz, trig_kind, h, u):
 
 
 @njit(inline="always")
+def _spent_only(cz, trig_kind, h, u, row):
+    """Every retry cause pending at or before PSN u is the one seen at `row` (whose
+    restart is the run in progress): a cause starts one restart."""
+    some = False
+    other = False
+    for j in (CZ_NAK, CZ_RNR, CZ_IMPLIED):
+        if trig_kind[h] & (1 << j) and 0 <= cz[h, j, 0] <= u:
+            some = True
+            if cz[h, j, 1] != row:
+                other = True
+    return some and not other
+
+
+@njit(inline="always")
 def _note_cause(cz, trig_kind, h, j, bit, p, row):
     """Cause `bit` (row j of `cz`) names PSN p at `row`: remembered unless the same
     cause, still pending, already named p (a requester acts on the first of them)."""
