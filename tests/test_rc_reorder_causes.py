@@ -61,3 +61,37 @@ def test_a_nak_starts_one_restart_even_when_its_first_resends_come_late(tmp_path
     assert res.episode[45] == res.episode[40]
     assert start_of(res, 50) == ("nak_seq", 48)
     assert check_exact(truth, res, diff) == []
+
+
+WIDE = dict(ops={"send": 2, "write": 2, "read": 2}, sizes=(4096, 9000, 20000), corrupt=0.0,
+            pmtu=256, messages=20)
+
+
+def test_a_copy_below_a_naks_psn_then_its_restart_is_no_timeout_run(tmp_path):
+    """NAK 135 names ..782, restarted at once (141); NAK 154 then names ..783. 158, a
+    copy of ..782 1.6 us after 141 (delayed), comes just before NAK 154's restart
+    (160, ..783). The next request continues the copy in order, but it is that NAK's
+    restart: the NAK acknowledged ..782, and no timer fires as soon as 158 came. 158
+    stays a copy, not the start of a timeout run."""
+    truth, res, diff = draw(tmp_path, 25370, 158, "reorder", loss=0.0, loss_before_tap=0.3,
+                            rnr=0.0, encap="roce2", connections=3, ack_every=4,
+                            credits="count", tx_depth=2, rnr_timer=1, cm=False, reorder=0.03,
+                            duplicate=0.0, **WIDE)
+    assert start_of(res, 141) == ("nak_seq", 135)
+    assert "network_duplicate" in flags_of(res, 158)
+    assert not flags_of(res, 158) & {"retransmission", "go_back_n"}
+    assert start_of(res, 160) == ("nak_seq", 154)
+    assert check_exact(truth, res, diff) == []
+    # Unless the copy before it was a restart taken with doubt (draw 15250): 419 fills
+    # ..872's hole right after NAK 417 and new data follows (flagged); 424, its copy
+    # after NAK 422 (..873), is NAK 417's restart, the requester's reaction slowed by
+    # its send queue. (The engine runs 428, NAK 422's restart, on from 424.)
+    truth, res, diff = draw(tmp_path, 15250, 419, "reorder", loss=0.02, loss_before_tap=0.0,
+                            rnr=0.0, corrupt=0.02, encap="roce1", connections=3, ack_every=2,
+                            credits="unlimited", pmtu=1024, tx_depth=8, rnr_timer=12, cm=False,
+                            reorder=0.03, duplicate=0.0, ops=SMALL["ops"],
+                            sizes=(4096, 9000, 20000), messages=20)
+    assert "ambiguous" in flags_of(res, 419)
+    assert "retransmission" in flags_of(res, 424)
+    assert "network_duplicate" not in flags_of(res, 424)
+    assert check_exact(truth, res, diff) == []

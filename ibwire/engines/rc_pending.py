@@ -230,7 +230,14 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, epi
         nak_after = not copy_cause[h] and not flags[ref[q]] & F_AMBIGUOUS and \
             trig_kind[h] & T_NAK != 0 and \
             cz[h, CZ_NAK, 1] > q and upsn[q] <= cz[h, CZ_NAK, 0] <= u and cz[h, CZ_NAK, 2] == 0
-        in_order = d < 0 and not back2back[h] and not nak_after and \
+        # (Nor when this request is at the PSN a NAK seen before the copy names, with
+        # no cause pending at the copy: that NAK's restart; the NAK acknowledged the
+        # copy's PSN, and no timer fires as soon as the copy came. Again unless the
+        # copy before it was a restart taken with doubt.)
+        nak_next = not copy_cause[h] and not flags[ref[q]] & F_AMBIGUOUS and \
+            trig_kind[h] & T_NAK != 0 and \
+            cz[h, CZ_NAK, 0] == u and cz[h, CZ_NAK, 1] < q and cz[h, CZ_NAK, 2] == 0
+        in_order = d < 0 and not back2back[h] and not nak_after and not nak_next and \
             ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS and \
             (u == copy_next[h] or (u > copy_next[h] and acked[h] <= upsn[q]))
         if in_order and ep_active[h] and u == ep_next[h] and upsn[q] < ep_last[h]:
