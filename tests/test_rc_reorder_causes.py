@@ -95,3 +95,19 @@ def test_a_copy_below_a_naks_psn_then_its_restart_is_no_timeout_run(tmp_path):
     assert "retransmission" in flags_of(res, 424)
     assert "network_duplicate" not in flags_of(res, 424)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_hole_fill_taken_for_a_restart_the_run_never_follows_is_in_doubt(tmp_path):
+    """NAK 133 names ..596, a hole (..597 came first, 132). 134 fills it 1.6 us later:
+    the NAK's restart, or the original, delayed (here: the NAK was lost after the
+    tap). A restart would resend ..597 at once, back to back; the next request is
+    instead ..596 again (136, the RNR NAK's retry 640 us later). So 134 is in doubt."""
+    truth, res, diff = draw(tmp_path, 66642, 134, "reorder", sizes=(1, 2, 8), loss=0.05,
+                            loss_before_tap=0.3, rnr=0.04, corrupt=0.0, encap="roce1",
+                            connections=3, ack_every=4, credits="count", pmtu=4096,
+                            tx_depth=2, rnr_timer=12, cm=False, reorder=0.03, duplicate=0.01,
+                            **READS)
+    assert "ambiguous" in flags_of(res, 134)
+    assert {"rnr_retry", "go_back_n"} <= flags_of(res, 136)
+    assert start_of(res, 137) == ("rnr", 135)
+    assert check_exact(truth, res, diff) == []

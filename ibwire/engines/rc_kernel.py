@@ -71,7 +71,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "c9b3084fc1cc"
+RC_HELPERS_DIGEST = "7d76370687c1"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -238,9 +238,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             amb_run_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, ref, episode, trig,
                             reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next, rgaps,
                             rgap_at, ep_amb, ep_row, amb_run, pin, i, h, u, d)
+            restart_left(upsn, first_tx, flags, reason, high, ep_active, ep_next, ep_row, h, u,
+                         d, prev_req)
             if d >= 0:
-                restart_left(first_tx, flags, reason, high, ep_active, ep_next, ep_row, h, d,
-                             prev_req)
                 unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h, u)
                 new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
                             ep_next, gaps, gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len,

@@ -342,13 +342,17 @@ def amb_run_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, ref, episod
                 counts[h, K_TIMEOUTS] -= 1
 
 
-def restart_left(first_tx, flags, reason, high, ep_active, ep_next, ep_row, h, d, prev_req):
-    """New data right after a NAK's restart that was the first copy at the tap of its
-    PSN, with PSNs after it left to resend: that restart is in doubt."""
-    # Go-back-N resends every PSN from the restart on before any new one, so either
-    # all of those were lost before the tap, or the hole fill was the original,
-    # delayed past the NAK (the requester never got the NAK, or not yet).
-    if d >= 0 and prev_req >= 0 and ep_row[h] == prev_req and ep_active[h] and \
+def restart_left(upsn, first_tx, flags, reason, high, ep_active, ep_next, ep_row, h, u, d,
+                 prev_req):
+    """New data, or a PSN not past it, right after a NAK's restart that was the first
+    copy at the tap of its PSN, with PSNs after it left to resend: that restart is in
+    doubt."""
+    # Go-back-N resends every PSN from the restart on, back to back, before any new
+    # one, so either those were lost before the tap, or the hole fill was the
+    # original, delayed past the NAK (the requester never got the NAK, or not yet).
+    # (A PSN further on in the run: the run going on, one resend lost before the tap.)
+    if prev_req >= 0 and ep_row[h] == prev_req and ep_active[h] and \
+            (d >= 0 or u <= upsn[prev_req]) and \
             first_tx[prev_req] == prev_req and reason[prev_req] == REASON_NAK_SEQ and \
             ep_next[h] < high[h]:
         flags[prev_req] |= F_AMBIGUOUS
