@@ -4,7 +4,7 @@ wide sweep (seed 221), pinned."""
 
 from __future__ import annotations
 
-from rc_helpers import check_exact, draw, flags_of, start_of
+from rc_helpers import check_exact, compare, draw, episode_diff, flags_of, generate, start_of
 
 SMALL = dict(ops={"write_imm": 1, "send_imm": 1, "send": 1}, sizes=(1, 2, 8), messages=20)
 
@@ -35,7 +35,8 @@ def test_a_quick_copy_with_only_ignored_causes_pending_is_no_restart(tmp_path):
     requester acts on is pending and no timer fires so soon, so it is no new episode
     (here a copy of 21 the network delayed)."""
     truth, res, diff = draw(tmp_path, 99464, 31, "reorder",
-                            sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.02, loss_before_tap=0.0, rnr=0.04, corrupt=0.02,
+                            sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.02,
+                            loss_before_tap=0.0, rnr=0.04, corrupt=0.02,
                             encap="roce2", connections=1, ack_every=4, credits="count",
                             pmtu=4096, tx_depth=8, rnr_timer=12, cm=False, reorder=0.03,
                             duplicate=0.0, **READS)
@@ -110,4 +111,25 @@ def test_a_hole_fill_taken_for_a_restart_the_run_never_follows_is_in_doubt(tmp_p
     assert "ambiguous" in flags_of(res, 134)
     assert {"rnr_retry", "go_back_n"} <= flags_of(res, 136)
     assert start_of(res, 137) == ("rnr", 135)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_no_implied_nak_while_a_restarts_read_awaits_its_own_response(tmp_path):
+    """NAK 111 restarts at READ ..152 (112); its first response (118) is lost after the
+    tap. Had the requester missed it, its retry from ..152 would still be under way,
+    and it ignores the hole the responses after it show (IBA 9.7.5.1.3): so those are
+    no implied NAK. 132, ..152 again (a delayed copy of 112), has no cause, and the
+    resends the requester's timer sends much later (137-140) go on in its episode as
+    a timeout, as the generator's requester has it."""
+    path, truth = generate(tmp_path, "rc_loss", 2130, loss=0.02, loss_before_tap=0.5, rnr=0.0,
+                           corrupt=0.02, encap="roce2", messages=30, bidirectional=False,
+                           capture_loss=0.0, psn_start=16777093, reorder=0.03,
+                           duplicate=0.01)
+    res, diff = compare(path, truth)
+    assert start_of(res, 112) == ("nak_seq", 111)
+    assert "ambiguous" in flags_of(res, 132)
+    assert start_of(res, 138) == ("timeout", None)
+    reasons = {e["frame"]: e["reason"] for e in truth["retransmissions"]}
+    assert {reasons[f] for f in range(137, 141)} == {"timeout"}
+    assert [d for d in episode_diff(truth, res) if int(d.split()[1][:-1]) in range(132, 141)] == []
     assert check_exact(truth, res, diff) == []

@@ -57,6 +57,10 @@ def _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, i, h, u):
         if upsn[r] == u and cls[r] & (C_READ_RESP | C_ATOMIC_ACK):
             if after < 0 or ts[i] - ts[after] >= MAX_REACTION_NS:
                 return -1
+            if r == pin[h, 2] and pin[h, 3] == u and not flags[pin[h, 1]] & F_AMBIGUOUS:
+                # The answer to an earlier restart's READ at u: lost, the requester's
+                # retry from u never ended, and it ignored every hole shown since.
+                return -1
             if not flags[r] & F_LOST_AFTER:
                 flags[r] |= F_LOST_AFTER
                 counts[h, K_LOST_AFTER] += 1
