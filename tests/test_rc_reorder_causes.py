@@ -133,3 +133,19 @@ def test_no_implied_nak_while_a_restarts_read_awaits_its_own_response(tmp_path):
     assert {reasons[f] for f in range(137, 141)} == {"timeout"}
     assert [d for d in episode_diff(truth, res) if int(d.split()[1][:-1]) in range(132, 141)] == []
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_delayed_older_nak_leaves_the_pending_one_to_match_its_copy(tmp_path):
+    """NAK 594 names ..027; NAK 596, naming ..026, is an older one the network delayed
+    (a responder's expected PSN never goes back); 597 repeats 594, the network's copy.
+    The delayed NAK does not replace the pending one, so 597 is still known for a copy
+    (the responder NAKs a hole once until its expected PSN arrives)."""
+    truth, res, diff = draw(tmp_path, 37405, 597, "duplicate", ops=SMALL["ops"],
+                            sizes=(4096, 9000, 20000), loss=0.02, loss_before_tap=0.0,
+                            rnr=0.0, corrupt=0.0, encap="roce1", connections=2, ack_every=1,
+                            credits="count", pmtu=256, tx_depth=8, rnr_timer=6, cm=False,
+                            messages=20, reorder=0.03, duplicate=0.01)
+    assert "nak" in flags_of(res, 594)
+    assert "network_duplicate" in flags_of(res, 597)
+    assert "nak" not in flags_of(res, 597)
+    assert check_exact(truth, res, diff) == []

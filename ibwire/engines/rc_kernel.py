@@ -322,7 +322,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             # arrives, so the network duplicated it.
             _mark(flags, counts, i, h, F_COPY, K_COPIES)
             continue
-        if seq_err:
+        if seq_err and u >= seq_nak[h]:
+            # (Not one naming a PSN below the pending one: the responder's expected
+            # PSN never goes back, so that is an older NAK the network delayed.)
             seq_nak[h] = u
         elif kind == SYN_RNR:
             seq_nak[h] = -1
