@@ -149,3 +149,35 @@ def test_a_delayed_older_nak_leaves_the_pending_one_to_match_its_copy(tmp_path):
     assert "network_duplicate" in flags_of(res, 597)
     assert "nak" not in flags_of(res, 597)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_nak_behind_an_unanswered_one_restarts_again_once_the_run_passed_it(tmp_path):
+    """NAK 75 names ..175; NAK 78, ..176, comes before any copy of ..175 (the responder
+    got a late ..175 in between). The requester restarts for NAK 75 first (79, ..175;
+    82, ..176); NAK 78's implicit ACK then ends that retry, and as its resend had
+    passed ..176, it restarts there again (84). NAK 78 is kept back, not lost as the
+    newer NAK, until the restart for NAK 75 comes."""
+    path, truth = generate(tmp_path, "rc_clean", 12361, sizes=(4096, 9000, 20000), loss=0.0,
+                           loss_before_tap=0.0, rnr=0.04, corrupt=0.02, encap="roce1",
+                           connections=2, ack_every=1, credits="count", pmtu=4096,
+                           tx_depth=16, rnr_timer=1, cm=False, reorder=0.01, duplicate=0.01,
+                           **READS)
+    res, diff = compare(path, truth)
+    assert start_of(res, 79) == ("nak_seq", 75)
+    assert res.episode[81] == res.episode[78]
+    assert {"retransmission", "go_back_n"} <= flags_of(res, 84)
+    assert start_of(res, 84) == ("nak_seq", 78)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_nak_kept_back_that_the_run_reaches_in_order_is_spent(tmp_path):
+    """The other side of the rule above (draw 52876): a NAK kept back behind another
+    whose restart then resends its PSN and goes straight on to the next one was
+    ignored (the requester's resend reached it in order): no later copy of that PSN
+    is its restart."""
+    truth, res, diff = draw(tmp_path, 52876, 685, "reorder", loss=0.0, loss_before_tap=0.3,
+                            rnr=0.04, encap="roce2", connections=3, ack_every=1,
+                            credits="count", tx_depth=16, rnr_timer=6, cm=True, reorder=0.03,
+                            duplicate=0.01, **{**WIDE, "pmtu": 1024})
+    assert "retransmission" not in flags_of(res, 685)
+    assert check_exact(truth, res, diff) == []

@@ -33,8 +33,8 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR, _pick_cause,
-    _rnr_over, _rnr_waited, _skipping_run,
+    CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR, _next_nak,
+    _pick_cause, _rnr_over, _rnr_waited, _skipping_run,
 )
 from ibwire.engines.rc_unseen import _drop_answered, _pin_restart, _unheard_acks, _unseen_implied
 
@@ -170,8 +170,8 @@ def resent(upsn, syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, 
 def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, counts,
                   high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
                   ep_next, retrying, nak_new, rgaps, rgap_at, known, known_next, rnr_late, fifo,
-                  f_head, f_len, ep_row, amb_run, pin, i, h, c, u, seen, cause, rnr_early, in_gap,
-                  run, below, n_ep):
+                  f_head, f_len, ep_row, amb_run, pin, nak_nxt, i, h, c, u, seen, cause, rnr_early,
+                  in_gap, run, below, n_ep):
     """A resend that starts a go-back-N episode: its cause and reason."""
     amb_run[h, 0] = -1
     if ep_active[h] and ep_next[h] < ep_end[h] and u < ep_next[h]:
@@ -285,6 +285,7 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         trig_u[h] = -1
         trig_kind[h] = 0
         trig_row[h] = -1
+        _next_nak(cz, trig_u, trig_row, trig_kind, nak_nxt, h, u)
     if reason[i] != REASON_TIMEOUT:
         amb_run[h, 0] = -1
     return n_ep

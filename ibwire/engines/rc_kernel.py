@@ -53,8 +53,8 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_build import inline_rules, py_twin
 from ibwire.engines.rc_shared import (
-    CRC_BAD, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_RNR, _mark, _rnr_wait_ns, _rnr_waited,
-    _syn_kind,
+    CRC_BAD, CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_NAK, T_RNR, _mark, _rnr_wait_ns,
+    _rnr_waited, _syn_kind,
 )
 from ibwire.engines.rc_copies import (
     classify, held_original, late_original, late_resend, network_copy, skipped_resend,
@@ -62,7 +62,8 @@ from ibwire.engines.rc_copies import (
 )
 from ibwire.engines.rc_episodes import episode_start, restart_shown, resent, run_jump, run_step
 from ibwire.engines.rc_pending import (
-    amb_run_decided, copy_decided, jump_decided, late_decided, late_resend_decided, restart_left,
+    amb_run_decided, copy_decided, jump_decided, late_decided, late_resend_decided, nak_reached,
+    restart_left,
 )
 from ibwire.engines.rc_requests import (
     new_request, rnr_wait_over, uc_request, unseen_read, unseen_retry,
@@ -71,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "81fc6d660c68"
+RC_HELPERS_DIGEST = "0e8ede21cb45"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -86,6 +87,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     trig_kind = np.zeros(n_hc, dtype=np.int64)
     cz = np.full((n_hc, 3, 3), -1, dtype=np.int64)  # each pending cause: PSN, row, ignored (CZ_*)
     nak_u = np.full(n_hc, -1, dtype=np.int64)
+    # A sequence NAK past the pending one's PSN, no copy of that PSN seen since it: its
+    # PSN and row, a cause once a restart answers the pending one.
+    nak_nxt = np.full((n_hc, 3), -1, dtype=np.int64)  # (and one made pending, see nak_reached)
     rnr_u = np.full(n_hc, -1, dtype=np.int64)
     ep_active = np.zeros(n_hc, dtype=np.bool_)
     ep_last = np.zeros(n_hc, dtype=np.int64)
@@ -213,6 +217,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt,
                           late_row, ep_active, ep_last, i, h, u, seen, prev_req)
             restart_shown(known, known_next, ep_active, ep_next, h, u, d)
+            nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, h, u, prev_req)
             # Rows the previous request left pending, decided now.
             n_ep = late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason,
                                 counts, high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active,
@@ -278,8 +283,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                              rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
                                              retrying, nak_new, rgaps, rgap_at, known, known_next,
                                              rnr_late, fifo, f_head, f_len, ep_row, amb_run, pin,
-                                             i, h, c, u, seen, cause, rnr_early, in_gap, run,
-                                             below, n_ep)
+                                             nak_nxt, i, h, c, u, seen, cause, rnr_early, in_gap,
+                                             run, below, n_ep)
                     elif u > ep_next[h]:
                         run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps,
                                  rgap_at, jmp, ep_amb, i, h, u, seen, in_gap)
@@ -322,6 +327,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             # arrives, so the network duplicated it.
             _mark(flags, counts, i, h, F_COPY, K_COPIES)
             continue
+        stash = seq_err and trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 2] == 0 and \
+            0 <= cz[h, CZ_NAK, 0] < u and seq_nak[h] == cz[h, CZ_NAK, 0]
         if seq_err and u >= seq_nak[h]:
             # (Not one naming a PSN below the pending one: the responder's expected
             # PSN never goes back, so that is an older NAK the network delayed.)
@@ -356,7 +363,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 cz[h, CZ_RNR, 0] = -1
             nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u,
                 rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row,
-                rnr_first, ep_row, trig, reason, pin, i, h, u, s, kind)
+                rnr_first, ep_row, trig, reason, pin, nak_nxt, i, h, u, s, kind, stash)
 
 
 rc_pass_py = py_twin(_pass)     # the loop and its rules, all run by the interpreter

@@ -356,3 +356,21 @@ def restart_left(upsn, first_tx, flags, reason, high, ep_active, ep_next, ep_row
             first_tx[prev_req] == prev_req and reason[prev_req] == REASON_NAK_SEQ and \
             ep_next[h] < high[h]:
         flags[prev_req] |= F_AMBIGUOUS
+
+
+def nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, h, u, prev_req):
+    """A NAK kept back behind another (`rc_shared._next_nak`), for a PSN the restart
+    answering that one had yet to reach: the requester ignores a NAK its resend in
+    progress gets to in order. Shown when that run resends the PSN and goes on with
+    the next one; a copy of the PSN right after the run's is its restart."""
+    p = nak_nxt[h, 2]
+    if p >= 0 and prev_req >= 0 and upsn[prev_req] == p and u != p:
+        nak_nxt[h, 2] = -1
+        if u == p + 1 and trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == p:
+            trig_kind[h] &= ~T_NAK
+            cz[h, CZ_NAK, 0] = -1
+            if trig_kind[h] == 0:
+                trig_u[h] = -1
+                trig_row[h] = -1
+    elif p >= 0 and u > p:
+        nak_nxt[h, 2] = -1

@@ -265,8 +265,9 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
 
 def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u,
         rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, rnr_first, ep_row, trig,
-        reason, pin, i, h, u, s, kind):
-    """A NAK or an RNR NAK."""
+        reason, pin, nak_nxt, i, h, u, s, kind, stash):
+    """A NAK or an RNR NAK. (`stash`: a sequence NAK past the pending one, kept in
+    `nak_nxt` until a restart answers that one.)"""
     code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
     # Its implicit ACK of every PSN before u covers a READ or atomic still missing
     # responses (a hole, as for an ACK); whether a retry covers that hole is judged
@@ -290,7 +291,12 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
         flags[i] |= F_NAK
         if code < 5:
             counts[h, K_NAK0 + code] += 1
-        if code == 0:
+        if code == 0 and stash:
+            # The requester restarts for the pending NAK first; this one's implicit
+            # ACK then ends that retry, and it restarts again here (`episode_start`).
+            nak_nxt[h, 0] = u
+            nak_nxt[h, 1] = i
+        elif code == 0:
             _note_cause(cz, trig_kind, h, CZ_NAK, T_NAK, u, i)
             if cz[h, CZ_NAK, 1] == i and _retry_covers(upsn, flags, cz, acked, fifo, f_head,
                                                        f_len, ep_row, trig, reason, pin, h, u,
@@ -305,7 +311,7 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
                 retrying[h] = True
                 nak_new[h] = True
                 flags[i] |= F_RETRY_START
-    if kind == SYN_RNR or code == 0:
+    if kind == SYN_RNR or (code == 0 and not stash):
         if trig_u[h] < 0 or u < trig_u[h] or trig_row[h] < 0:
             trig_u[h] = u
         trig_row[h] = i
@@ -319,6 +325,7 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
             if hp < trig_u[h]:
                 trig_u[h] = hp
             _note_implied(cz, trig_kind, h, hp, i, new_hole, imp_cov)
+    if kind == SYN_RNR or code == 0:
         if u > acked[h]:
             acked[h] = u
         epsn[h] = u
