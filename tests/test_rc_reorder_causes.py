@@ -28,24 +28,6 @@ def test_a_nak_before_an_rnr_nak_for_its_psn_is_restarted_at_once(tmp_path):
 READS = dict(ops={"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1}, messages=20)
 
 
-def test_a_quick_copy_with_only_ignored_causes_pending_is_no_restart(tmp_path):
-    """Implied NAK 25 restarts at READ ..715 (26) and the run goes on (27-30). NAK 28
-    (..717) shows ..715 and ..716 unanswered, but a retry from ..715 is under way: the
-    requester ignores it. 31 repeats ..715 258 ns after the run resent it: no cause the
-    requester acts on is pending and no timer fires so soon, so it is no new episode
-    (here a copy of 21 the network delayed)."""
-    truth, res, diff = draw(tmp_path, 99464, 31, "reorder",
-                            sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.02,
-                            loss_before_tap=0.0, rnr=0.04, corrupt=0.02,
-                            encap="roce2", connections=1, ack_every=4, credits="count",
-                            pmtu=4096, tx_depth=8, rnr_timer=12, cm=False, reorder=0.03,
-                            duplicate=0.0, **READS)
-    assert "implied_nak" in flags_of(res, 28)
-    assert not flags_of(res, 31) & {"retransmission", "go_back_n"}
-    assert start_of(res, 30) == ("implied_nak", 25)
-    assert check_exact(truth, res, diff) == []
-
-
 def test_a_nak_starts_one_restart_even_when_its_first_resends_come_late(tmp_path):
     """NAK 40 names ..198; its restart reaches the tap from ..200 (41, then 42-43): the
     first resends missing, so taken with doubt and NAK 40 kept pending. 46, ..198

@@ -31,7 +31,7 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_shared import (
     CZ_NAK, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _answered_since, _in_read_before, _mark,
-    _ignored_only, _rnr_over, _spent_only,
+    _rnr_over, _spent_only,
 )
 
 
@@ -111,9 +111,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # any time.)
     since_prev = seen and not hidden and not c & (C_READ_REQ | C_ATOMIC_REQ) and \
         ts[i] - ts[prev_tx[i]] < MIN_ACK_TIMEOUT_NS
-    # (Also with only causes the requester ignores pending there: none restarts.)
-    copy = (quick or since_prev) and not run and (
-        not cause or _ignored_only(cz, trig_kind, h, u))
+    copy = (quick or since_prev) and not cause and not run
     # A quick copy, or a hole fill, past the PSN a pending cause names, not
     # in a run: the restart for that cause with its first packets missing
     # at the tap, or a late or duplicated copy. Held back as the copy; the

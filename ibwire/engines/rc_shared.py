@@ -47,21 +47,6 @@ def _rnr_wait_ns(syndrome):
 
 
 @njit(inline="always")
-def _ignored_only(cz, trig_kind, h, u):
-    """Every retry cause pending at or before PSN u is one the requester ignores (a
-    retry covering it was under way), and none is a NAK naming u itself (a restart
-    there shows the requester acted on it after all, `_pick_cause`)."""
-    some = False
-    live = False
-    for j in (CZ_NAK, CZ_RNR, CZ_IMPLIED):
-        if trig_kind[h] & (1 << j) and 0 <= cz[h, j, 0] <= u:
-            some = True
-            if cz[h, j, 2] != 1 or (j == CZ_NAK and cz[h, j, 0] == u):
-                live = True
-    return some and not live
-
-
-@njit(inline="always")
 def _spent_only(cz, trig_kind, h, u, row):
     """Every retry cause pending at or before PSN u is the one seen at `row` (whose
     restart is the run in progress): a cause starts one restart."""
