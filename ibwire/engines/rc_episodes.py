@@ -272,15 +272,16 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
     if reason[i] == REASON_TIMEOUT:
         retrying[h] = True
     named = cz[h, cz_j, 0] if cz_j >= 0 else trig_u[h]
-    if flags[i] & F_AMBIGUOUS and 0 <= named < u:
-        # Taken with doubt (the cause stays pending): should the run go on, the PSNs
-        # between were its resends, missing at the tap (`classify`).
-        _skipped_by_run(h, named, u, ep_cur[h], i, rgaps, rgap_at, SKIP_DOUBT)
-    if not flags[i] & F_AMBIGUOUS:
+    if flags[i] & F_AMBIGUOUS:
+        if 0 <= named < u:
+            # Taken with doubt (the cause stays pending): should the run go on, the
+            # PSNs between were its resends, missing at the tap (`classify`).
+            _skipped_by_run(h, named, u, ep_cur[h], i, rgaps, rgap_at, SKIP_DOUBT)
+    else:
         if 0 <= named < u:
             # The restart for the cause began at its PSN: the run
             # skipped the PSNs up to this one.
-            _skipped_by_run(h, named, u, ep_cur[h], i, rgaps, rgap_at, 0)
+            _skipped_by_run(h, named, u, ep_cur[h], i, rgaps, rgap_at, SKIP_SURE)
         nak_new[h] = False
         trig_u[h] = -1
         trig_kind[h] = 0

@@ -72,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "34993829d627"
+RC_HELPERS_DIGEST = "cbfd76871855"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -88,8 +88,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     cz = np.full((n_hc, 3, 3), -1, dtype=np.int64)  # each pending cause: PSN, row, ignored (CZ_*)
     nak_u = np.full(n_hc, -1, dtype=np.int64)
     # A sequence NAK past the pending one's PSN, no copy of that PSN seen since it: its
-    # PSN and row, a cause once a restart answers the pending one.
-    nak_nxt = np.full((n_hc, 3), -1, dtype=np.int64)  # (and one made pending, see nak_reached)
+    # PSN and row (a cause once a restart answers the pending one); and the PSN of one
+    # so made pending, until its run reaches it (`nak_reached`).
+    nak_nxt = np.full((n_hc, 3), -1, dtype=np.int64)
     rnr_u = np.full(n_hc, -1, dtype=np.int64)
     ep_active = np.zeros(n_hc, dtype=np.bool_)
     ep_last = np.zeros(n_hc, dtype=np.int64)

@@ -33,7 +33,8 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _skipped_since, _skipping_run,
+    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _nak_spent, _skipped_since,
+    _skipping_run,
 )
 from ibwire.engines.rc_unseen import _unseen_implied
 
@@ -367,10 +368,6 @@ def nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, h, u, prev_req):
     if p >= 0 and prev_req >= 0 and upsn[prev_req] == p and u != p:
         nak_nxt[h, 2] = -1
         if u == p + 1 and trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == p:
-            trig_kind[h] &= ~T_NAK
-            cz[h, CZ_NAK, 0] = -1
-            if trig_kind[h] == 0:
-                trig_u[h] = -1
-                trig_row[h] = -1
+            _nak_spent(cz, trig_u, trig_row, trig_kind, h)
     elif p >= 0 and u > p:
         nak_nxt[h, 2] = -1

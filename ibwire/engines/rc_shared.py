@@ -111,6 +111,16 @@ def _rnr_spent(trig_u, trig_kind, rnr_u, h):
 
 
 @njit(inline="always")
+def _nak_spent(cz, trig_u, trig_row, trig_kind, h):
+    """The pending sequence NAK starts no restart (as `_rnr_spent` for an RNR NAK)."""
+    trig_kind[h] &= ~T_NAK
+    cz[h, CZ_NAK, 0] = -1
+    if trig_kind[h] == 0:
+        trig_u[h] = -1
+        trig_row[h] = -1
+
+
+@njit(inline="always")
 def _rnr_over(syn, ts, row, i):
     """Whether row i comes at least the timer of the RNR NAK at `row` after it (IBA
     9.7.5.2.8: the requester waits that long before its retry)."""
