@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rc_helpers import check_exact, compare, generate
+from rc_helpers import check_exact, compare, flags_of, generate
 
 from ibwire.analysis import rc_rules as R
 
@@ -275,4 +275,36 @@ def test_a_run_through_the_refused_psn_before_the_rnr_timer_is_no_retry(tmp_path
     assert {e["frame"]: e["tap_retry_frame"] for e in truth["rnr_naks"]}[287] == 321
     assert "rnr_retry" not in _flags_of(res, 290)
     assert "rnr_retry" in _flags_of(res, 321)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_read_re_requested_inside_a_hole_it_filled_is_a_resend(tmp_path):
+    """Seed 6823: READ ..978 (31, six PSNs) filled the hole ..977-..983 the original
+    stream left (4 jumped to ..984). 177 re-requests it part-way at ..983 (its last
+    response never came) and 178-187 resend ..984 on: ..983 lies inside that READ,
+    so 177 is a resend, not the first copy of a hole's PSN (a late original), and
+    the run it starts is no stale copies."""
+    path, truth = generate(tmp_path, "rc_loss", 6823, messages=30, loss=0.06,
+                           loss_before_tap=1.0, rnr=0.05, corrupt=0.02, encap="roce1",
+                           bidirectional=True, capture_loss=0.0, psn_start=16776976)
+    res, diff = compare(path, truth)
+    assert {"retransmission", "go_back_n"} <= flags_of(res, 177)
+    for f in (178, 181, 185):
+        assert "retransmission" in flags_of(res, f)
+        assert "out_of_sequence" not in flags_of(res, f)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_hole_fill_after_a_timer_long_pause_is_a_resend(tmp_path):
+    """Seed 8719: 379 (..15) leaves ..14 unseen (the capture missed it); 67 ms later,
+    with no request between, 380 fills the hole. The original, sent before 379, would
+    have been held 67 ms by the network: 380 is the timer's resend, though the run's
+    next resend was lost (the next request, 382, is the next timeout's)."""
+    path, truth = generate(tmp_path, "rc_loss", 8719, messages=30, loss=0.06,
+                           loss_before_tap=0.5, rnr=0.05, corrupt=0.0, encap="ib",
+                           bidirectional=True, capture_loss=0.02, psn_start=16777167)
+    res, diff = compare(path, truth)
+    assert {"retransmission", "go_back_n"} <= flags_of(res, 380)
+    assert "out_of_sequence" not in flags_of(res, 380)
+    assert "retransmission" in flags_of(res, 382)
     assert check_exact(truth, res, diff) == []

@@ -47,14 +47,14 @@ from numba import njit
 from ibwire.analysis.rc_rules import (
     C_ATOMIC_ACK, C_ATOMIC_REQ, C_LAST, C_READ_REQ, C_READ_RESP, C_RELIABLE, C_REQUEST, C_RESPONSE,
     C_UC, F_BAD_ICRC, F_COPY, F_DUP, F_MSG_END, F_RESP_OOS, GAP_RING, K_BAD_ICRC, K_BYTES, K_COPIES,
-    K_DUP, K_MESSAGES, K_PACKETS, K_REQUESTS, K_RESPONSES, NAK_PSN_SEQ, READ_FIFO, SYN_ACK, SYN_NAK,
-    SYN_RNR,
+    K_DUP, K_MESSAGES, K_PACKETS, K_REQUESTS, K_RESPONSES, MIN_ACK_TIMEOUT_NS, NAK_PSN_SEQ,
+    READ_FIFO, SYN_ACK, SYN_NAK, SYN_RNR,
 )
 
 from ibwire.engines.rc_build import inline_rules, py_twin
 from ibwire.engines.rc_shared import (
     CRC_BAD, CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_NAK, T_RNR, _mark, _rnr_wait_ns,
-    _rnr_waited, _syn_kind,
+    _read_fills, _rnr_waited, _syn_kind,
 )
 from ibwire.engines.rc_copies import (
     classify, held_original, late_original, late_resend, network_copy, skipped_resend,
@@ -72,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "cbfd76871855"
+RC_HELPERS_DIGEST = "6471f3d5ada5"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -275,7 +275,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                  consume, b2b, held)
                 elif held:
                     held_original(flags, counts, late_row, late_next, late_cause, i, h, u, consume)
-                elif seen or cause or ep_active[h] or not in_gap:
+                elif seen or cause or ep_active[h] or not in_gap or (
+                        prev_req >= 0 and ts[i] - ts[prev_req] >= MIN_ACK_TIMEOUT_NS):
+                    # (A hole fill after a pause as long as the shortest ACK timeout:
+                    # the original, sent before the hole's end, would have been held
+                    # that long by the network; the timer's resend, whatever follows.)
                     resent(upsn, syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind,
                            rnr_u, rnr_row, head, i, h, u, seen, cause, run, unsure)
                     if not run:
@@ -299,6 +303,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 if in_gap and c & C_LAST:
                     # The first copy of a message's last packet to pass the tap.
                     _mark(flags, counts, i, h, F_MSG_END, K_MESSAGES)
+                if in_gap and consume > 1:
+                    _read_fills(gaps, gap_at, h, u, consume)
             if icrc[i] != CRC_BAD:
                 if u == epsn[h]:
                     epsn[h] = u + consume

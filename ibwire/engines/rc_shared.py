@@ -190,6 +190,24 @@ def _skipped_since(rgaps, h, u, ep):
 
 
 @njit(inline="always")
+def _read_fills(gaps, gap_at, h, u, consume):
+    """A first copy at PSN u filling a hole takes `consume` PSNs (a READ): the PSNs
+    after its first leave the hole, so a later request inside them is the READ
+    re-requested part-way (a resend), not the first copy of a hole's PSN."""
+    for g in range(GAP_RING):
+        hi = gaps[h, g, 1]
+        if gaps[h, g, 0] <= u < hi:
+            gaps[h, g, 1] = u + 1
+            if u + consume < hi:
+                slot = gap_at[h] % GAP_RING
+                gaps[h, slot, 0] = u + consume
+                gaps[h, slot, 1] = hi
+                gaps[h, slot, 2] = gaps[h, g, 2]
+                gap_at[h] += 1
+            break
+
+
+@njit(inline="always")
 def _in_read_before(fifo, h, p, u):
     """Whether PSN p lies in a READ the FIFO ring still holds (answered or not) whose
     PSNs end right before PSN u."""
