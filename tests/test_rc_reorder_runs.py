@@ -250,3 +250,38 @@ def test_a_copy_before_the_nak_whose_restart_follows_is_the_networks(tmp_path):
     assert {"retransmission", "go_back_n"} <= flags_of(res, 158)
     assert start_of(res, 257) == ("nak_seq", 253)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_copy_long_after_the_psns_first_is_a_delayed_resend(tmp_path):
+    """733, ..432, comes amid NAK 714's run, below the PSN that run restarted at, so
+    no restart sends it now: a copy delayed before the tap. Its PSN first passed the
+    tap 391 rows earlier (340), far longer ago than the shortest ACK timeout: no
+    network holds the original that long, so 733 is a resend delayed (here one of
+    the timeout run that 708-718 belong to), not the original."""
+    truth, res, diff = draw(tmp_path, 78060, 733, "reorder", ops={"write_imm": 1,
+                            "send_imm": 1, "send": 1}, sizes=(4096, 9000, 20000), loss=0.02,
+                            loss_before_tap=0.0, rnr=0.04, corrupt=0.02, encap="ib-grh",
+                            connections=2, ack_every=2, credits="unlimited", pmtu=1024,
+                            tx_depth=8, rnr_timer=1, cm=True, messages=20, reorder=0.01,
+                            duplicate=0.01)
+    assert {"retransmission", "out_of_sequence"} <= flags_of(res, 733)
+    assert "ambiguous" not in flags_of(res, 733)
+    assert start_of(res, 734) == ("nak_seq", 714)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_round_trip_from_resent_psns_when_none_was_sent_once(tmp_path):
+    """A READ-only stream whose first READs were all resent (NAK 10): Karn's rule gives
+    it no round trip. 33 repeats 32 (the implied NAK's restart, ..607) 23 ns later. The
+    time from a PSN's latest copy to its response (15 - 11, 2.4 us) is never longer
+    than a round trip, so 33 came far too soon for any cause to act: the network's
+    copy, not a second restart."""
+    truth, res, diff = draw(tmp_path, 59075, 33, "duplicate", ops={"read": 1},
+                            sizes=(4096, 9000, 20000), loss=0.02, loss_before_tap=0.0, rnr=0.0,
+                            corrupt=0.0, encap="roce2", connections=2, ack_every=4,
+                            credits="unlimited", pmtu=4096, tx_depth=16, rnr_timer=6, cm=False,
+                            messages=20, reorder=0.03, duplicate=0.01)
+    assert "network_duplicate" in flags_of(res, 33)
+    assert "retransmission" not in flags_of(res, 33)
+    assert start_of(res, 34) == ("implied_nak", 31)
+    assert check_exact(truth, res, diff) == []

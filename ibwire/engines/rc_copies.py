@@ -202,22 +202,36 @@ def late_resend(paylen, first_tx, flags, ref, episode, msg, counts, lr_row, rnr_
     counts[h, K_RETX_BYTES] += paylen[i]
 
 
-def stale_original(first_tx, prev_tx, flags, counts, gaps, i, h, c, u):
-    """An original delayed past its own resend."""
-    # A requester restarts only at an unacknowledged PSN: the original,
-    # delayed past its own resend (which the first copy in its hole
-    # was taken for), so not lost before the tap either.
+def stale_original(paylen, first_tx, prev_tx, ts, flags, ref, counts, gaps, i, h, c, u, copy):
+    """An original delayed past its own resend, or a resend delayed (no restart
+    can send its PSN now)."""
     flags[i] |= F_LATE
-    if c & (C_READ_REQ | C_ATOMIC_REQ):
-        # Or the restart began here, its first packet delayed past the next: the
-        # response the tap saw may have been lost after it (an implied NAK).
-        flags[i] |= F_AMBIGUOUS
     counts[h, K_LATE] += 1
-    if flags[first_tx[i]] & F_RETX and prev_tx[i] == first_tx[i]:
-        for g in range(GAP_RING):
-            if gaps[h, g, 0] <= u < gaps[h, g, 1]:
-                counts[h, K_LOST_BEFORE] -= 1
-                break
+    old = ts[i] - ts[first_tx[i]] >= MIN_ACK_TIMEOUT_NS
+    if old and copy:
+        # The original went out before the PSN's first copy at the tap: it would
+        # have been held as long as the shortest ACK timeout. Soon after the last
+        # copy: the network's copy of that one, or a resend delayed (flagged).
+        flags[i] |= F_AMBIGUOUS
+    elif old:
+        # A resend, delayed (which run's, the tap cannot tell).
+        flags[i] |= F_RETX
+        ref[i] = first_tx[i]
+        counts[h, K_RETX] += 1
+        counts[h, K_RETX_BYTES] += paylen[i]
+    else:
+        # A requester restarts only at an unacknowledged PSN: the original,
+        # delayed past its own resend (which the first copy in its hole
+        # was taken for), so not lost before the tap either.
+        if c & (C_READ_REQ | C_ATOMIC_REQ):
+            # Or the restart began here, its first packet delayed past the next: the
+            # response the tap saw may have been lost after it (an implied NAK).
+            flags[i] |= F_AMBIGUOUS
+        if flags[first_tx[i]] & F_RETX and prev_tx[i] == first_tx[i]:
+            for g in range(GAP_RING):
+                if gaps[h, g, 0] <= u < gaps[h, g, 1]:
+                    counts[h, K_LOST_BEFORE] -= 1
+                    break
 
 
 def network_copy(first_tx, prev_tx, flags, ref, counts, acked, copy_row, copy_next, copy_cause,

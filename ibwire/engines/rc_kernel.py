@@ -72,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "6471f3d5ada5"
+RC_HELPERS_DIGEST = "63b5bf64b45a"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -115,6 +115,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     f_head = np.zeros(n_hc, dtype=np.int64)
     f_len = np.zeros(n_hc, dtype=np.int64)
     min_rtt = np.full(n_hc, -1, dtype=np.int64)
+    rtt_fb = np.zeros(n_hc, dtype=np.bool_)           # min_rtt is no Karn sample yet
     last_resp = np.full(n_hc, -1, dtype=np.int64)     # previous response row, if no request since
     rr_row = np.full(n_hc, -1, dtype=np.int64)        # latest READ response row (any)
     seq_nak = np.full(n_hc, -1, dtype=np.int64)       # PSN the latest sequence NAK names, until
@@ -268,7 +269,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 rnr_late, lr_next, lr_lost, lr_cause, i, h, u, consume, timer, held,
                                 late_rerun, late_amb, lost_back)
                 elif stale:
-                    stale_original(first_tx, prev_tx, flags, counts, gaps, i, h, c, u)
+                    stale_original(paylen, first_tx, prev_tx, ts, flags, ref, counts, gaps, i, h,
+                                   c, u, copy)
                 elif copy or (held and seen):
                     network_copy(first_tx, prev_tx, flags, ref, counts, acked, copy_row,
                                  copy_next, copy_cause, back2back, ep_active, ep_last, i, h, c, u,
@@ -348,8 +350,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         if c & C_READ_RESP:
             rr_row[h] = i
         if c & C_READ_RESP or c & C_ATOMIC_ACK:
-            read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind, cz,
-                          retrying, fifo, f_head, f_len, rd_rs, rd_gap, min_rtt,
+            read_response(upsn, ts, rtt, prev_tx, rtt_fb, flags, counts, acked, trig_u, trig_row,
+                          trig_kind, cz, retrying, fifo, f_head, f_len, rd_rs, rd_gap, min_rtt,
                           ep_row, trig, reason, pin, i, h, u)
         if (kind == SYN_ACK or c & C_READ_RESP) and u >= pos_acked[h]:
             # Forward progress (a positive acknowledgement of a PSN no ACK covered
@@ -358,9 +360,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             retrying[h] = False
             pos_acked[h] = u + 1
         if kind == SYN_ACK:
-            ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row,
-                trig_kind, cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u,
-                ep_row, trig, reason, pin, seq_nak, i, h, c, u, s)
+            ack(upsn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits, counts, acked, epsn,
+                trig_u, trig_row, trig_kind, cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt,
+                ack_row, ack_u, ep_row, trig, reason, pin, seq_nak, i, h, c, u, s)
         elif kind == SYN_RNR or kind == SYN_NAK:
             if kind == SYN_RNR and trig_kind[h] & T_RNR and cz[h, CZ_RNR, 0] == u and (
                     rnr_req[h] > cz[h, CZ_RNR, 1] or _rnr_waited(cz, syn, ts, h, i)):

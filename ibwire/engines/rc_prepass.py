@@ -9,8 +9,9 @@ source run by the interpreter; tests compare the two.
   the highest PSN seen, so any number of wraps works); also each stream's first
   request row and its largest non-last payload (for the PMTU).
 * `occurrences`: for each request, the first and the previous row with its
-  (half-connection, PSN), and for each response the round-trip time to the request
-  with its PSN when that PSN was sent exactly once (Karn's rule). A per-stream ring
+  (half-connection, PSN), and for each response the latest request row with its PSN
+  (`prev`) and the round-trip time to it when that PSN was sent exactly once
+  (Karn's rule). A per-stream ring
   of 2**ring_bits PSNs remembers the copies: a resend more than that many PSNs
   behind the front is not linked to its original.
 """
@@ -111,8 +112,10 @@ def _occurrences(hc, cls, upsn, ts, n_hc, ring_bits, first_tx, prev_tx, rtt):
                 ring_first[h, slot] = i
                 ring_last[h, slot] = i
                 ring_count[h, slot] = 1
-        elif cls[i] & C_RESPONSE and ring_u[h, slot] == u and ring_count[h, slot] == 1:
-            rtt[i] = ts[i] - ts[ring_first[h, slot]]
+        elif cls[i] & C_RESPONSE and ring_u[h, slot] == u:
+            prev_tx[i] = ring_last[h, slot]
+            if ring_count[h, slot] == 1:
+                rtt[i] = ts[i] - ts[ring_first[h, slot]]
 
 
 flow_ids_py, unwrap_py, occurrences_py = _flow_ids, _unwrap, _occurrences

@@ -39,7 +39,7 @@ from numba import njit
 
 from ibwire.engines.rc_shared import (
     CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR, _mark,
-    _note_cause, _note_implied, _syn_kind,
+    _note_cause, _note_implied, _rtt_sample, _syn_kind,
 )
 
 
@@ -153,15 +153,14 @@ def dropped(flags, counts, epsn, i, h, c, u, s, kind):
             epsn[h] = u + 1
 
 
-def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_kind, cz, retrying,
-                  fifo, f_head, f_len, rd_rs, rd_gap, min_rtt, ep_row, trig, reason,
-                  pin, i, h, u):
+def read_response(upsn, ts, rtt, prev_tx, rtt_fb, flags, counts, acked, trig_u, trig_row,
+                  trig_kind, cz, retrying, fifo, f_head, f_len, rd_rs, rd_gap, min_rtt, ep_row,
+                  trig, reason, pin, i, h, u):
     """A READ response or atomic ACK against the FIFO of outstanding requests."""
     if u == pin[h, 0]:
         pin[h, 0] = -1      # the restarted READ's own response: acknowledged now
         pin[h, 2] = i
-    if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
-        min_rtt[h] = rtt[i]         # a round trip too (READ-only streams have no ACKs)
+    _rtt_sample(rtt, prev_tx, ts, min_rtt, rtt_fb, h, i)   # (READ-only streams have no ACKs)
     if f_len[h] > 0:
         slot = f_head[h]
         f_first, f_next, f_end = fifo[h, slot, 0], fifo[h, slot, 1], fifo[h, slot, 2]
@@ -221,9 +220,9 @@ def read_response(upsn, ts, rtt, flags, counts, acked, trig_u, trig_row, trig_ki
             f_len[h] -= 1
 
 
-def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_row, trig_kind,
-        cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u, ep_row, trig, reason,
-        pin, seq_nak, i, h, c, u, s):
+def ack(upsn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits, counts, acked, epsn, trig_u,
+        trig_row, trig_kind, cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u,
+        ep_row, trig, reason, pin, seq_nak, i, h, c, u, s):
     """An ACK."""
     if c & C_ACK:
         counts[h, K_ACKS] += 1
@@ -242,8 +241,7 @@ def ack(upsn, rtt, flags, acked_n, credits, counts, acked, epsn, trig_u, trig_ro
                         covered, F_IMPLIED)
         if u + 1 > acked[h]:
             acked_n[i] = u + 1 - acked[h]
-            if rtt[i] >= 0 and (min_rtt[h] < 0 or rtt[i] < min_rtt[h]):
-                min_rtt[h] = rtt[i]
+            _rtt_sample(rtt, prev_tx, ts, min_rtt, rtt_fb, h, i)
         else:
             _mark(flags, counts, i, h, F_DUP_ACK, K_DUP_ACKS)
     if u + 1 > acked[h]:

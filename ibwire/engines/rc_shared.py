@@ -190,6 +190,22 @@ def _skipped_since(rgaps, h, u, ep):
 
 
 @njit(inline="always")
+def _rtt_sample(rtt, prev_tx, ts, min_rtt, rtt_fb, h, i):
+    """Response row i gives a round trip: Karn's (`rtt`, its PSN sent once) when it
+    can; until the stream has one, the time since the latest copy of its PSN, which
+    is never longer than the round trip of the copy answered (`rtt_fb` marks it)."""
+    if rtt[i] >= 0:
+        if min_rtt[h] < 0 or rtt_fb[h] or rtt[i] < min_rtt[h]:
+            min_rtt[h] = rtt[i]
+            rtt_fb[h] = False
+    elif prev_tx[i] < i and (min_rtt[h] < 0 or rtt_fb[h]):
+        s = ts[i] - ts[prev_tx[i]]
+        if min_rtt[h] < 0 or s < min_rtt[h]:
+            min_rtt[h] = s
+            rtt_fb[h] = True
+
+
+@njit(inline="always")
 def _read_fills(gaps, gap_at, h, u, consume):
     """A first copy at PSN u filling a hole takes `consume` PSNs (a READ): the PSNs
     after its first leave the hole, so a later request inside them is the READ
