@@ -163,3 +163,20 @@ def test_a_nak_kept_back_that_the_run_reaches_in_order_is_spent(tmp_path):
                             duplicate=0.01, **{**WIDE, "pmtu": 1024})
     assert "retransmission" not in flags_of(res, 685)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_late_rnr_retry_then_a_timer_long_pause_starts_no_run(tmp_path):
+    """RNR NAK 25 refuses ..503; its retry run passes the tap from ..504 (30-42), the
+    retry of ..503 itself delayed past it (43). The next request, ..504 (45), comes
+    67 ms later: in order after 43, but no run pauses that long: it is the timer's
+    restart. 43 stays the RNR NAK's delayed retry, not a timeout run's start."""
+    truth, res, diff = draw(tmp_path, 6809, 43, "reorder", ops={"send": 2, "write": 2,
+                            "read": 2}, sizes=(1, 2, 8), loss=0.02, loss_before_tap=1.0,
+                            rnr=0.04, corrupt=0.0, encap="roce2", connections=1, ack_every=1,
+                            credits="unlimited", pmtu=256, tx_depth=16, rnr_timer=6, cm=True,
+                            messages=20, reorder=0.01, duplicate=0.01)
+    assert {"retransmission", "rnr_retry"} <= flags_of(res, 43)
+    assert "go_back_n" not in flags_of(res, 43)
+    assert start_of(res, 43) == ("rnr", 25)
+    assert start_of(res, 45) == ("timeout", None)
+    assert check_exact(truth, res, diff) == []

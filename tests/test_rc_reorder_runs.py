@@ -285,3 +285,22 @@ def test_a_round_trip_from_resent_psns_when_none_was_sent_once(tmp_path):
     assert "retransmission" not in flags_of(res, 33)
     assert start_of(res, 34) == ("implied_nak", 31)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_repeat_right_behind_the_runs_packet_is_no_restart_past_the_naks_psn(tmp_path):
+    """NAK 195 names ..042 while NAK 188's run is at ..043 (194). 196 repeats ..043
+    right behind 194 (no request between, 1.3 us later): NAK 195's restart begins at
+    ..042, so it reaches ..043 this soon only with ..042 lost before the tap too. The
+    network's copy needs nothing lost: held back and flagged, not a restart; the run
+    goes on (197) and NAK 195's restart follows at ..042 (198)."""
+    truth, res, diff = draw(tmp_path, 86961, 196, "duplicate", ops={"write_imm": 1,
+                            "send_imm": 1, "send": 1}, sizes=(4096, 9000, 20000), loss=0.05,
+                            loss_before_tap=0.3, rnr=0.0, corrupt=0.02, encap="roce2",
+                            connections=2, ack_every=4, credits="unlimited", pmtu=4096,
+                            tx_depth=16, rnr_timer=6, cm=False, messages=20, reorder=0.01,
+                            duplicate=0.01)
+    assert "ambiguous" in flags_of(res, 196)
+    assert "go_back_n" not in flags_of(res, 196)
+    assert start_of(res, 197) == ("nak_seq", 188)
+    assert start_of(res, 198) == ("nak_seq", 195)
+    assert check_exact(truth, res, diff) == []

@@ -37,7 +37,7 @@ from ibwire.engines.rc_shared import (
 
 def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, trig_kind, cz, rnr_u,
              ep_active, ep_last, gaps, min_rtt, known, rnr_row, rr_row, fifo, ack_row, ack_u,
-             ep_row, i, h, c, u, seen):
+             ep_row, min_gap, i, h, c, u, seen, prev_req):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     if cause and ep_active[h] and ep_row[h] >= 0 and u < upsn[ep_row[h]] and \
@@ -117,8 +117,17 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # at the tap, or a late or duplicated copy. Held back as the copy; the
     # next request continuing it in order makes it the run's start. (Not a
     # copy at the very PSN the latest NAK or RNR NAK names: its restart.)
+    # So is a repeat of the run's latest packet right behind it (no request between)
+    # with a cause pending for an earlier PSN, however long since its first copy,
+    # when too soon after it for the requester to have sent that cause's restart up
+    # to here (it begins at the cause's PSN: one packet each, at no less than the
+    # least time the stream has shown between two requests), its resends before all
+    # lost before the tap. The network's copy needs nothing lost.
+    rerun_dup = cause and trig_u[h] < u and seen and prev_tx[i] == prev_req and \
+        ep_active[h] and u == ep_last[h] and min_gap[h] >= 0 and \
+        ts[i] - ts[prev_req] < (u - trig_u[h] + 1) * min_gap[h]
     held = not run and ((below and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
-                        or (cause and trig_u[h] < u and not seen and in_gap))
+                        or (cause and trig_u[h] < u and not seen and in_gap) or rerun_dup)
     # A quick copy of the PSN an RNR NAK refused, before its timer: the restart for a
     # NAK naming it (the RNR NAK lost after the tap), or a copy delayed (what drew
     # that NAK). Held back too: only a run continuing it makes it the restart.

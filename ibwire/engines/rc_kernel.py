@@ -72,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "63b5bf64b45a"
+RC_HELPERS_DIGEST = "722339b6b12c"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -116,6 +116,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     f_len = np.zeros(n_hc, dtype=np.int64)
     min_rtt = np.full(n_hc, -1, dtype=np.int64)
     rtt_fb = np.zeros(n_hc, dtype=np.bool_)           # min_rtt is no Karn sample yet
+    min_gap = np.full(n_hc, -1, dtype=np.int64)       # least time between two new requests
+    new_row = np.full(n_hc, -1, dtype=np.int64)       # latest request past the highest PSN
     last_resp = np.full(n_hc, -1, dtype=np.int64)     # previous response row, if no request since
     rr_row = np.full(n_hc, -1, dtype=np.int64)        # latest READ response row (any)
     seq_nak = np.full(n_hc, -1, dtype=np.int64)       # PSN the latest sequence NAK names, until
@@ -214,6 +216,13 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             prev_req = last_req[h]
             b2b = seen and prev_tx[i] == prev_req
             last_req[h] = i
+            if d == 0 and prev_req >= 0 and prev_req == new_row[h] and \
+                    (min_gap[h] < 0 or ts[i] - ts[prev_req] < min_gap[h]):
+                # Two new requests in a row, in order: the requester's own pace
+                # (a network copy or a late one never makes this pair).
+                min_gap[h] = ts[i] - ts[prev_req]
+            if d >= 0:
+                new_row[h] = i
             if head[h] < 0:
                 head[h] = i
             rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt,
@@ -256,7 +265,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held = \
                     classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row,
                              trig_kind, cz, rnr_u, ep_active, ep_last, gaps, min_rtt, known,
-                             rnr_row, rr_row, fifo, ack_row, ack_u, ep_row, i, h, c, u, seen)
+                             rnr_row, rr_row, fifo, ack_row, ack_u, ep_row, min_gap, i, h, c,
+                             u, seen, prev_req)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
                                    i, h, u, seen, cause, run, quick, unsure, stale, copy, held,

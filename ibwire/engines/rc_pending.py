@@ -169,7 +169,10 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
         q = prev_tx[r]
         goes_on = ep_active[h] and u == ep_next[h] and upsn[r] == ep_last[h] and q < r and \
             flags[q] & F_RETX and episode[q] == ep_cur[h] and ts[r] - ts[q] < MIN_ACK_TIMEOUT_NS
-        in_order = seen and d < 0 and upsn[r] < u <= lr_next[h] and not goes_on
+        # (Promptly, as in `copy_decided`: after a pause as long as the shortest ACK
+        # timeout, this request is the timer's own restart.)
+        in_order = seen and d < 0 and upsn[r] < u <= lr_next[h] and not goes_on and \
+            ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS
         # Held while a cause for an earlier PSN was pending: that cause's restart, in
         # order (a skipped resend's late copy comes alone), unless this network has
         # shown copies delayed past later ones; else the skipped resend, delayed.
