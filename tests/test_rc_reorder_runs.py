@@ -8,6 +8,8 @@ from rc_helpers import check_exact, compare, draw, flags_of, generate, start_of
 
 WIDE = dict(ops={"send": 2, "write": 2, "read": 2}, sizes=(4096, 9000, 20000), corrupt=0.0,
             pmtu=256, messages=20)
+SENDS = dict(ops={"write_imm": 1, "send_imm": 1, "send": 1}, sizes=(4096, 9000, 20000),
+             corrupt=0.02, messages=20, duplicate=0.01)
 
 
 def test_an_ack_right_after_a_nak_for_a_late_original_leaves_the_nak_pending(tmp_path):
@@ -258,12 +260,10 @@ def test_a_copy_long_after_the_psns_first_is_a_delayed_resend(tmp_path):
     tap 391 rows earlier (340), far longer ago than the shortest ACK timeout: no
     network holds the original that long, so 733 is a resend delayed (here one of
     the timeout run that 708-718 belong to), not the original."""
-    truth, res, diff = draw(tmp_path, 78060, 733, "reorder", ops={"write_imm": 1,
-                            "send_imm": 1, "send": 1}, sizes=(4096, 9000, 20000), loss=0.02,
-                            loss_before_tap=0.0, rnr=0.04, corrupt=0.02, encap="ib-grh",
-                            connections=2, ack_every=2, credits="unlimited", pmtu=1024,
-                            tx_depth=8, rnr_timer=1, cm=True, messages=20, reorder=0.01,
-                            duplicate=0.01)
+    truth, res, diff = draw(tmp_path, 78060, 733, "reorder", loss=0.02, loss_before_tap=0.0,
+                            rnr=0.04, encap="ib-grh", connections=2, ack_every=2,
+                            credits="unlimited", pmtu=1024, tx_depth=8, rnr_timer=1, cm=True,
+                            reorder=0.01, **SENDS)
     assert {"retransmission", "out_of_sequence"} <= flags_of(res, 733)
     assert "ambiguous" not in flags_of(res, 733)
     assert start_of(res, 734) == ("nak_seq", 714)
@@ -293,12 +293,10 @@ def test_a_repeat_right_behind_the_runs_packet_is_no_restart_past_the_naks_psn(t
     ..042, so it reaches ..043 this soon only with ..042 lost before the tap too. The
     network's copy needs nothing lost: held back and flagged, not a restart; the run
     goes on (197) and NAK 195's restart follows at ..042 (198)."""
-    truth, res, diff = draw(tmp_path, 86961, 196, "duplicate", ops={"write_imm": 1,
-                            "send_imm": 1, "send": 1}, sizes=(4096, 9000, 20000), loss=0.05,
-                            loss_before_tap=0.3, rnr=0.0, corrupt=0.02, encap="roce2",
-                            connections=2, ack_every=4, credits="unlimited", pmtu=4096,
-                            tx_depth=16, rnr_timer=6, cm=False, messages=20, reorder=0.01,
-                            duplicate=0.01)
+    truth, res, diff = draw(tmp_path, 86961, 196, "duplicate", loss=0.05, loss_before_tap=0.3,
+                            rnr=0.0, encap="roce2", connections=2, ack_every=4,
+                            credits="unlimited", pmtu=4096, tx_depth=16, rnr_timer=6, cm=False,
+                            reorder=0.01, **SENDS)
     assert "ambiguous" in flags_of(res, 196)
     assert "go_back_n" not in flags_of(res, 196)
     assert start_of(res, 197) == ("nak_seq", 188)
