@@ -30,8 +30,8 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_shared import (
-    CZ_NAK, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _answered_since, _in_read_before, _mark,
-    _rnr_over, _spent_only,
+    CZ_NAK, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since, _in_read_before,
+    _mark, _rnr_over, _spent_only,
 )
 
 
@@ -118,13 +118,14 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # next request continuing it in order makes it the run's start. (Not a
     # copy at the very PSN the latest NAK or RNR NAK names: its restart.)
     # So is a repeat of the run's latest packet right behind it (no request between)
-    # with a cause pending for an earlier PSN, however long since its first copy,
-    # when too soon after it for the requester to have sent that cause's restart up
-    # to here (it begins at the cause's PSN: one packet each, at no less than the
-    # least time the stream has shown between two requests), its resends before all
-    # lost before the tap. The network's copy needs nothing lost.
-    rerun_dup = cause and trig_u[h] < u and seen and prev_tx[i] == prev_req and \
-        ep_active[h] and u == ep_last[h] and min_gap[h] >= 0 and \
+    # with a cause pending for an earlier PSN (one the requester acts on), however
+    # long since its first copy, when too soon after it for the requester to have
+    # sent that cause's restart up to here (it begins at the cause's PSN: one packet
+    # each, at no less than the least time the stream has shown between two new
+    # requests), its resends before all lost before the tap. The network's copy
+    # needs nothing lost.
+    rerun_dup = cause and _acted_below(cz, trig_kind, h, u) and seen and \
+        prev_tx[i] == prev_req and ep_active[h] and u == ep_last[h] and min_gap[h] >= 0 and \
         ts[i] - ts[prev_req] < (u - trig_u[h] + 1) * min_gap[h]
     held = not run and ((below and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
                         or (cause and trig_u[h] < u and not seen and in_gap) or rerun_dup)

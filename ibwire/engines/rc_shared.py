@@ -71,6 +71,17 @@ def _note_cause(cz, trig_kind, h, j, bit, p, row):
 
 
 @njit(inline="always")
+def _acted_below(cz, trig_kind, h, u):
+    """Whether a pending cause the requester acts on (not one a retry under way
+    covers) names a PSN before u."""
+    hit = False
+    for j in range(3):
+        if trig_kind[h] & (1 << j) and 0 <= cz[h, j, 0] < u and cz[h, j, 2] == 0:
+            hit = True
+    return hit
+
+
+@njit(inline="always")
 def _next_nak(cz, trig_u, trig_row, trig_kind, nak_nxt, h, u):
     """A restart at PSN u answered the pending causes: a sequence NAK kept back past
     that cause's PSN (`nak_nxt`) becomes the pending one if it names a PSN past u (its
