@@ -285,14 +285,12 @@ def held_original(flags, counts, late_row, late_next, late_cause, i, h, u, consu
     late_cause[h] = True
 
 
-def late_original(ts, flags, counts, late_row, late_next, late_cause, late_pause, i, h, u, consume,
-                  prev_req):
+def late_original(flags, counts, late_row, late_next, late_cause, i, h, u, consume):
     """A hole fill with no retry cause, held back for the next request to decide."""
     # A hole filled with no retry cause: a late (reordered) original,
     # unless the next request resends the PSN after it (a timeout
-    # go-back-N run); decided at that next request. (After a pause as long as the
-    # shortest ACK timeout, the requester's timer is what sent it.)
-    late_pause[h] = prev_req >= 0 and ts[i] - ts[prev_req] >= MIN_ACK_TIMEOUT_NS
+    # go-back-N run); decided at that next request. (Not after a pause as long as
+    # the shortest ACK timeout: the timer's resend, taken as such at once.)
     _mark(flags, counts, i, h, F_LATE, K_LATE)
     counts[h, K_LOST_BEFORE] -= 1
     late_row[h] = i

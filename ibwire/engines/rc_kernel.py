@@ -72,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "0a70417a9d21"
+RC_HELPERS_DIGEST = "101c6fc06de7"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -125,7 +125,6 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     late_row = np.full(n_hc, -1, dtype=np.int64)
     late_next = np.zeros(n_hc, dtype=np.int64)
     late_cause = np.zeros(n_hc, dtype=np.bool_)    # ... held back while a cause was pending
-    late_pause = np.zeros(n_hc, dtype=np.bool_)    # ... after a pause as long as any timer
     # The requester has shown it acts on NAK p; and that READs and atomics before p
     # had their responses (an implied NAK's restart at p continued in order).
     known = np.zeros((n_hc, 2), dtype=np.int64)
@@ -233,9 +232,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             n_ep = late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason,
                                 counts, high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active,
                                 ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, gaps, rgaps,
-                                rgap_at, late_row, late_next, late_cause, late_pause, soon,
-                                soon_rows, ep_amb, ep_row, delays, pin, fifo, f_head, f_len, i, h,
-                                u, d, seen, n_ep)
+                                rgap_at, late_row, late_next, late_cause, soon, soon_rows, ep_amb,
+                                ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d, seen, n_ep)
             jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
                          trig_kind, cz, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next,
                          rgaps, rgap_at, jmp, delays, i, h, u, d, seen)
@@ -310,8 +308,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                              soon_rows, ep_amb, ep_row, delays, back2back, rgaps, i, h, u, consume,
                              seen, b2b)
                 else:
-                    late_original(ts, flags, counts, late_row, late_next, late_cause, late_pause,
-                                  i, h, u, consume, prev_req)
+                    late_original(flags, counts, late_row, late_next, late_cause, i, h, u,
+                                  consume)
                 if in_gap and c & C_LAST:
                     # The first copy of a message's last packet to pass the tap.
                     _mark(flags, counts, i, h, F_MSG_END, K_MESSAGES)

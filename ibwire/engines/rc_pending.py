@@ -42,8 +42,8 @@ from ibwire.engines.rc_unseen import _unseen_implied
 def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason, counts, high,
                  trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
                  ep_next, retrying, nak_new, gaps, rgaps, rgap_at, late_row, late_next, late_cause,
-                 late_pause, soon, soon_rows, ep_amb, ep_row, delays, pin, fifo, f_head, f_len, i,
-                 h, u, d, seen, n_ep):
+                 soon, soon_rows, ep_amb, ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d,
+                 seen, n_ep):
     """A late original left pending: a resend run's start if this request continues it."""
     p = late_row[h]
     if p >= 0:
@@ -51,8 +51,7 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
         # The PSN after it, or a later one (those between lost before the tap),
         # promptly (see copy_decided). Not a later one the tap never saw either: a
         # second late original, the network delaying both, rather than a run whose
-        # resends between were lost too (unless the hole fill came after a pause as
-        # long as any timer: no network holds two originals that long).
+        # resends between were lost too.
         too_soon = False
         if not late_cause[h]:
             for g in range(GAP_RING):
@@ -66,7 +65,7 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
         nak_after = too_soon and trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 1] > p and \
             cz[h, CZ_NAK, 0] == upsn[p] and cz[h, CZ_NAK, 2] == 0
         if u >= late_next[h] and d < 0 and ts[i] - ts[p] < MIN_ACK_TIMEOUT_NS and \
-                (u == late_next[h] or seen or late_pause[h]) and not nak_after:
+                (u == late_next[h] or seen) and not nak_after:
             flags[p] = (flags[p] & ~(F_LATE | F_AMBIGUOUS)) | F_RETX | F_EPISODE
             if too_soon:
                 # A cause the tap missed, or two late copies in a row.

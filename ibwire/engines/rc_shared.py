@@ -75,7 +75,7 @@ def _acted_below(cz, trig_kind, h, u):
     """Whether a pending cause the requester acts on (not one a retry under way
     covers) names a PSN before u."""
     hit = False
-    for j in range(3):
+    for j in (CZ_NAK, CZ_RNR, CZ_IMPLIED):
         if trig_kind[h] & (1 << j) and 0 <= cz[h, j, 0] < u and cz[h, j, 2] == 0:
             hit = True
     return hit
