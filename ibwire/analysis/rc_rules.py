@@ -145,7 +145,7 @@ K_NAK0 = COUNT["nak_psn_seq_err"]
  K_UC_GAPS, K_COPIES) = range(len(COUNT_NAMES))
 
 READ_FIFO = 16      # outstanding READ/atomic requests tracked per half-connection
-GAP_RING = 8        # recent request PSN holes remembered per half-connection
+GAP_RING = 32       # recent request PSN holes remembered per half-connection
 # The shortest local ACK timeout IBA allows: 4.096 us * 2**1 (the 5-bit QP attribute is
 # 1..31; 0 means no timer). A requester's timer covers its oldest outstanding packet, so
 # a timeout resend of a PSN comes at least this long after the PSN's first transmission.

@@ -36,8 +36,8 @@ from ibwire.engines.rc_shared import (
 
 
 def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, trig_kind, cz, rnr_u,
-             ep_active, ep_last, gaps, min_rtt, known, rnr_row, rr_row, fifo, ack_row, ack_u,
-             ep_row, min_gap, i, h, c, u, seen, prev_req):
+             ep_active, ep_last, ep_next, gaps, min_rtt, known, rnr_row, rr_row, fifo, ack_row,
+             ack_u, ep_row, min_gap, i, h, c, u, seen, prev_req):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     if cause and ep_active[h] and ep_row[h] >= 0 and u < upsn[ep_row[h]] and \
@@ -66,7 +66,9 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # is the RNR NAK's retry run, a new episode, not the old run going on.
     rnr_resume = ep_active[h] and rnr_u[h] >= 0 and u <= rnr_u[h] and \
         rnr_row[h] > ep_row[h] >= 0 and not in_wait
-    run = ep_active[h] and u > ep_last[h] and not rnr_resume
+    # (Not inside the PSNs of the run's latest resend, a READ: re-requested part-way,
+    # a new restart.)
+    run = ep_active[h] and u > ep_last[h] and u >= ep_next[h] and not rnr_resume
     # Sooner than one round trip after the last copy, or than the shortest
     # local ACK timeout after the first, with no NAK seen: no retry cause
     # can have acted. (A READ or atomic that something after it has been
@@ -127,7 +129,9 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     rerun_dup = cause and _acted_below(cz, trig_kind, h, u) and seen and \
         prev_tx[i] == prev_req and ep_active[h] and u == ep_last[h] and min_gap[h] >= 0 and \
         ts[i] - ts[prev_req] < (u - trig_u[h] + 1) * min_gap[h]
-    held = not run and ((below and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
+    past = cause and trig_u[h] < u and seen and _acted_below(cz, trig_kind, h, u) and \
+        ts[i] - ts[prev_tx[i]] < MIN_ACK_TIMEOUT_NS
+    held = not run and (((below or past) and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
                         or (cause and trig_u[h] < u and not seen and in_gap) or rerun_dup)
     # A quick copy of the PSN an RNR NAK refused, before its timer: the restart for a
     # NAK naming it (the RNR NAK lost after the tap), or a copy delayed (what drew

@@ -121,6 +121,13 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     trig[r] = cz[h, j, 1]
     if (j == CZ_NAK or j == CZ_RNR) and cz[h, j, 0] == upsn[r]:
         _drop_answered(fifo, f_head, f_len, h, upsn[r])
+    if j == CZ_IMPLIED and cz[h, j, 0] < upsn[r] and cls[r] & (C_READ_REQ | C_ATOMIC_REQ):
+        # A READ past the implied NAK's hole whose own hole the tap saw shown: its
+        # cause, as in `episode_start`.
+        t = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, r, h, upsn[r])
+        if t >= 0:
+            trig[r] = t
+            _drop_answered(fifo, f_head, f_len, h, upsn[r])
     _pin_restart(pin, cls, h, r, upsn[r])
     _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
     # (From the PSN of the cause it answers, as in `episode_start`; unless `sure`, a

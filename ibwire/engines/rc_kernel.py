@@ -72,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "101c6fc06de7"
+RC_HELPERS_DIGEST = "f14afa6b9743"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -262,9 +262,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             else:
                 cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held = \
                     classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row,
-                             trig_kind, cz, rnr_u, ep_active, ep_last, gaps, min_rtt, known,
-                             rnr_row, rr_row, fifo, ack_row, ack_u, ep_row, min_gap, i, h, c,
-                             u, seen, prev_req)
+                             trig_kind, cz, rnr_u, ep_active, ep_last, ep_next, gaps, min_rtt,
+                             known, rnr_row, rr_row, fifo, ack_row, ack_u, ep_row, min_gap, i, h,
+                             c, u, seen, prev_req)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
                                    i, h, u, seen, cause, run, quick, unsure, stale, copy, held,
@@ -358,9 +358,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         if c & C_READ_RESP:
             rr_row[h] = i
         if c & C_READ_RESP or c & C_ATOMIC_ACK:
-            read_response(upsn, ts, rtt, prev_tx, rtt_fb, flags, counts, acked, trig_u, trig_row,
-                          trig_kind, cz, retrying, fifo, f_head, f_len, rd_rs, rd_gap, min_rtt,
-                          ep_row, trig, reason, pin, i, h, u)
+            read_response(hc, cls, icrc, upsn, ts, rtt, prev_tx, rtt_fb, flags, counts, acked,
+                          trig_u, trig_row, trig_kind, cz, retrying, fifo, f_head, f_len, rd_rs,
+                          rd_gap, min_rtt, ep_row, trig, reason, pin, i, h, u)
         if (kind == SYN_ACK or c & C_READ_RESP) and u >= pos_acked[h]:
             # Forward progress (a positive acknowledgement of a PSN no ACK covered
             # before; a NAK's implied acknowledgement does not count): the retry is

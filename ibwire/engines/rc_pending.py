@@ -175,17 +175,17 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
         # Held while a cause for an earlier PSN was pending: that cause's restart, in
         # order (a skipped resend's late copy comes alone), unless this network has
         # shown copies delayed past later ones; else the skipped resend, delayed.
-        by_cause = lr_cause[h] and in_order and 0 <= trig_u[h] <= upsn[r] and \
-            trig_kind[h] != 0 and not delays[h]
-        if lr_cause[h] and not by_cause:
-            delays[h] = True
-        # (No cause: promptly a later PSN, those between lost before the tap, counts
-        # too when no restart could begin there, no ACK having passed the late resend,
-        # and no earlier run skipped it: else it may be that run's resend, late too.
-        # Only runs later than the one whose resend of that PSN it follows count.)
+        # (Promptly a later PSN, those between lost before the tap, counts too when no
+        # restart could begin there, no ACK having passed the late resend, and no
+        # earlier run skipped it: else it may be that run's resend, late too. Only
+        # runs later than the one whose resend of that PSN it follows count.)
         prev_ep = episode[prev_tx[i]] if seen and flags[prev_tx[i]] & F_RETX else -1
         past = u > lr_next[h] and acked[h] <= upsn[r] and \
             ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and not _skipped_since(rgaps, h, u, prev_ep)
+        by_cause = lr_cause[h] and (in_order or (seen and d < 0 and past)) and \
+            0 <= trig_u[h] <= upsn[r] and trig_kind[h] != 0 and not delays[h]
+        if lr_cause[h] and not by_cause:
+            delays[h] = True
         by_timer = not lr_cause[h] and seen and d < 0 and (in_order or past)
         if by_cause or by_timer:
             # The next request resends the PSN after it (or one inside its READ,

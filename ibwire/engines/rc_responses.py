@@ -38,8 +38,8 @@ from ibwire.analysis.rc_rules import (
 from numba import njit
 
 from ibwire.engines.rc_shared import (
-    CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR, _mark,
-    _note_cause, _note_implied, _rtt_sample, _syn_kind,
+    CRC_BAD, CZ_IMPLIED, CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR,
+    _mark, _note_cause, _note_implied, _rtt_sample, _syn_kind,
 )
 
 
@@ -112,6 +112,25 @@ def _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig, rea
 
 
 RNR_SCAN = 4096     # rows `_rnr_owed` looks back
+HOLE_SCAN = 64      # rows `_sure_hole_before` looks back from the hole's showing
+
+
+@njit
+def _sure_hole_before(hc, cls, upsn, icrc, cz, trig_kind, h, p):
+    """Whether the pending implied NAK (one the requester acts on) names a PSN before
+    p whose response the tap saw arrive damaged: the requester dropped it, so it
+    surely restarts there (its oldest missing response, IBA 9.7.4.1.5), and that
+    restart covers a hole at p. (A hole whose response the tap never saw may be the
+    capture's miss: the requester may have it.)"""
+    q = cz[h, CZ_IMPLIED, 0]
+    if not trig_kind[h] & T_IMPLIED or cz[h, CZ_IMPLIED, 2] != 0 or q < 0 or q >= p:
+        return False
+    r = cz[h, CZ_IMPLIED, 1] - 1
+    while r >= 0 and r > cz[h, CZ_IMPLIED, 1] - HOLE_SCAN:
+        if hc[r] == h and cls[r] & C_RESPONSE and upsn[r] == q:
+            return icrc[r] == CRC_BAD
+        r -= 1
+    return False
 
 
 @njit(inline="always")
@@ -153,9 +172,9 @@ def dropped(flags, counts, epsn, i, h, c, u, s, kind):
             epsn[h] = u + 1
 
 
-def read_response(upsn, ts, rtt, prev_tx, rtt_fb, flags, counts, acked, trig_u, trig_row,
-                  trig_kind, cz, retrying, fifo, f_head, f_len, rd_rs, rd_gap, min_rtt, ep_row,
-                  trig, reason, pin, i, h, u):
+def read_response(hc, cls, icrc, upsn, ts, rtt, prev_tx, rtt_fb, flags, counts, acked, trig_u,
+                  trig_row, trig_kind, cz, retrying, fifo, f_head, f_len, rd_rs, rd_gap, min_rtt,
+                  ep_row, trig, reason, pin, i, h, u):
     """A READ response or atomic ACK against the FIFO of outstanding requests."""
     if u == pin[h, 0]:
         pin[h, 0] = -1      # the restarted READ's own response: acknowledged now
@@ -208,6 +227,8 @@ def read_response(upsn, ts, rtt, prev_tx, rtt_fb, flags, counts, acked, trig_u, 
                     elif u > l_next and not (
                             rd_rs[h, 0] == l_next and min_rtt[h] >= 0 and
                             ts[i] - ts[rd_rs[h, 1]] < min_rtt[h]) and \
+                            not _sure_hole_before(hc, cls, upsn, icrc, cz, trig_kind, h,
+                                                  l_next) and \
                             not _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row,
                                               trig, reason, pin, h, l_next, fifo[h, later, 0]):
                         _note_implied(cz, trig_kind, h, l_next, i, True, False)

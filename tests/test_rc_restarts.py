@@ -1,0 +1,83 @@
+"""RC engine: where a restart begins and which cause it answers, when a run skips many
+PSNs, a copy comes past a pending cause's PSN, a READ is re-read part-way, or the
+restart's first resend was lost before the tap (issue #13). Fresh draws of the wide
+sweep, pinned."""
+
+from __future__ import annotations
+
+from rc_helpers import check_exact, compare, episode_diff, flags_of, generate, start_of
+
+READS = {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1}
+BIG = (4096, 9000, 20000)
+
+
+def test_a_runs_skips_are_remembered_past_many_later_runs(tmp_path):
+    """Three connections, every run skipping a few PSNs lost before the tap or delayed.
+    193 is the first run's resend of ..536 (frame 60's run skipped it), delayed 3 us past
+    four later runs and their skips. The engine remembers enough skips to place it:
+    that run's resend, late (flagged: a later run resent ..536 too). It used to forget
+    the skip and call it the network's copy, and so for 30 more resends."""
+    path, truth = generate(tmp_path, "rc_clean", 98802, ops={"send": 2, "write": 2, "read": 2},
+                           sizes=BIG, loss=0.05, loss_before_tap=1.0, rnr=0.04, corrupt=0.0,
+                           encap="ib", connections=3, ack_every=2, credits="unlimited",
+                           pmtu=256, tx_depth=8, rnr_timer=12, cm=True, reorder=0.03,
+                           messages=20)
+    resent = {e["frame"]: e for e in truth["retransmissions"] if e["frame"] is not None}
+    assert resent[193]["trigger_frame"] == 50
+    res, diff = compare(path, truth)
+    assert {"retransmission", "ambiguous"} <= flags_of(res, 193)
+    assert res.episode[192] == res.episode[59]
+    assert len(check_exact(truth, res, diff)) <= 3
+
+
+def test_a_copy_past_the_pending_hole_is_no_restart_when_the_restart_follows(tmp_path):
+    """READ ..258 (70) then its copy (73, 2.3 us later) while the implied NAK 68 names
+    ..256 (its response 67 came damaged, so the requester surely restarts there, and
+    the later hole 71 shows is covered by that restart). 73 is held: the next request
+    (74) restarts at ..256 itself, so 73 was no restart with its first resends lost
+    but a copy (the original, delayed past the restart's resend 70). 74 answers 68."""
+    path, truth = generate(tmp_path, "rc_clean", 69357, ops=READS, sizes=BIG, loss=0.02,
+                           loss_before_tap=1.0, rnr=0.04, corrupt=0.02, encap="ib",
+                           connections=1, ack_every=1, credits="count", pmtu=4096,
+                           tx_depth=2, rnr_timer=1, cm=True, reorder=0.03, messages=20)
+    assert 73 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    res, diff = compare(path, truth)
+    assert "retransmission" not in flags_of(res, 73)
+    assert "ambiguous" in flags_of(res, 73)
+    assert start_of(res, 74) == ("implied_nak", 68)
+    assert check_exact(truth, res, diff) == []
+    assert episode_diff(truth, res) == []
+
+
+def test_a_read_re_read_inside_the_runs_last_read_is_a_new_restart(tmp_path):
+    """The run re-reads READ ..877 (628, 63 PSNs). Its responses show ..887 missing
+    (687), and 696 re-reads from ..887: inside the PSNs of the run's latest resend, so
+    no run step (a run's next PSN comes after the whole READ) but a new restart, for
+    the implied NAK 687."""
+    path, truth = generate(tmp_path, "rc_clean", 86896, ops=READS, sizes=BIG, loss=0.05,
+                           loss_before_tap=1.0, rnr=0.0, corrupt=0.0, encap="ib-grh",
+                           connections=1, ack_every=4, credits="count", pmtu=256, tx_depth=8,
+                           rnr_timer=1, cm=False, messages=20)
+    res, diff = compare(path, truth)
+    assert "go_back_n" in flags_of(res, 696)
+    assert start_of(res, 696) == ("implied_nak", 687)
+    assert check_exact(truth, res, diff) == []
+    assert episode_diff(truth, res) == []
+
+
+def test_a_held_resend_past_a_nak_starts_its_run_across_a_lost_resend(tmp_path):
+    """NAK 2472 names ..371 (2464 came damaged). Its restart lost ..371 and ..373 before
+    the tap: 2476 (..372, a run skipped it before) then 2477 (..374). 2476, held as an
+    old run's resend or the restart, is the restart: the next request goes on with it
+    promptly, the PSN between lost before the tap, as a timeout's run may."""
+    path, truth = generate(tmp_path, "rc_clean", 14787,
+                           ops={"write_imm": 1, "send_imm": 1, "send": 1}, sizes=BIG, loss=0.05,
+                           loss_before_tap=1.0, rnr=0.04, corrupt=0.02, encap="roce2",
+                           connections=3, ack_every=2, credits="unlimited", pmtu=256,
+                           tx_depth=16, rnr_timer=1, cm=True, messages=20)
+    res, diff = compare(path, truth)
+    assert "ambiguous" not in flags_of(res, 2476)
+    assert start_of(res, 2476) == ("nak_seq", 2472)
+    assert start_of(res, 2485) == ("nak_seq", 2472)
+    assert check_exact(truth, res, diff) == []
+    assert episode_diff(truth, res) == []
