@@ -81,3 +81,20 @@ def test_a_held_resend_past_a_nak_starts_its_run_across_a_lost_resend(tmp_path):
     assert start_of(res, 2485) == ("nak_seq", 2472)
     assert check_exact(truth, res, diff) == []
     assert episode_diff(truth, res) == []
+
+
+def test_a_read_copy_with_only_ignored_causes_pending_restarts_nothing(tmp_path):
+    """NAK 31's run resends READ ..718 (34); NAK 42 (..719) then shows ..718's response
+    missing, but the retry from ..718 under way covers both it and the hole: ignored.
+    56 repeats READ ..718 1.8 us after 34 (the original, delayed): no cause it could
+    answer, only an implied NAK the tap cannot see, so a resend in doubt (flagged)."""
+    path, truth = generate(tmp_path, "rc_clean", 35126, ops=READS,
+                           sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.05,
+                           loss_before_tap=1.0, rnr=0.04, corrupt=0.02, encap="roce2",
+                           connections=2, ack_every=4, credits="unlimited", pmtu=4096,
+                           tx_depth=8, rnr_timer=12, cm=False, reorder=0.03,
+                           duplicate=0.01, messages=20)
+    assert 56 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    res, diff = compare(path, truth)
+    assert "ambiguous" in flags_of(res, 56)
+    assert check_exact(truth, res, diff) == []

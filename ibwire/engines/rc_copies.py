@@ -46,6 +46,15 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
         # (taken with doubt, the cause kept pending): one cause, one restart. This
         # copy is that run's first resends, late, or the original, late.
         cause = False
+    if cause and c & (C_READ_REQ | C_ATOMIC_REQ) and not _acted_below(cz, trig_kind, h, u + 1) \
+            and not (trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == u):
+        # A READ or atomic copy with every cause pending at or before its PSN one the
+        # requester ignores (a retry under way covered it): they restart nothing, and
+        # only an implied NAK the tap cannot see may have resent it (`unsure` below).
+        # (Save a NAK naming this very PSN: a restart there shows the requester acted
+        # on it, `_pick_cause`. Other requests: a doubtful timeout restart, settled
+        # by the next request, `amb_run_decided`.)
+        cause = False
     # Past the refused PSN before the RNR timer ran out: not that RNR NAK's
     # restart (at the refused PSN, after the wait), which stays pending.
     in_wait = rnr_u[h] >= 0 and not _rnr_over(syn, ts, rnr_row[h], i)
