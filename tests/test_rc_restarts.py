@@ -98,3 +98,23 @@ def test_a_read_copy_with_only_ignored_causes_pending_restarts_nothing(tmp_path)
     res, diff = compare(path, truth)
     assert "ambiguous" in flags_of(res, 56)
     assert check_exact(truth, res, diff) == []
+
+
+def test_the_refused_psn_after_the_wait_is_the_rnr_retry_not_a_run_begun_before(tmp_path):
+    """RNR NAK 101 refuses ..050 (timer 10 us). 108, the atomic ..049 again (the
+    original, delayed), comes before the wait is over: whatever it is, no retry for
+    that RNR NAK. 119, ..050 once the wait is over, is the RNR NAK's retry, a new
+    episode, not 108's run going on in order (which made 108 a resend)."""
+    path, truth = generate(tmp_path, "rc_clean", 36316, ops=READS,
+                           sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.0,
+                           loss_before_tap=0.3, rnr=0.04, corrupt=0.02, encap="roce2",
+                           connections=3, ack_every=4, credits="unlimited", pmtu=1024,
+                           tx_depth=2, rnr_timer=1, cm=True, reorder=0.02, messages=20)
+    assert 108 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    res, diff = compare(path, truth)
+    assert {"retransmission", "go_back_n", "rnr_retry"} <= flags_of(res, 119)
+    assert start_of(res, 119) == ("rnr", 101)
+    assert res.episode[107] != res.episode[118]
+    assert check_exact(truth, res, diff) == []
+    assert episode_diff(truth, res) == []
+

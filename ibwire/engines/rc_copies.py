@@ -73,8 +73,11 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # An RNR NAK that came amid a run, for a PSN the run has not passed, stops the
     # requester; once its timer has run out it goes on from the run's next PSN: that
     # is the RNR NAK's retry run, a new episode, not the old run going on.
-    rnr_resume = ep_active[h] and rnr_u[h] >= 0 and u <= rnr_u[h] and \
-        rnr_row[h] > ep_row[h] >= 0 and not in_wait
+    # So is the refused PSN itself once the timer ran out, after a run begun before
+    # it did (that run was no retry for it: the requester was waiting).
+    rnr_resume = ep_active[h] and rnr_u[h] >= 0 and u <= rnr_u[h] and not in_wait and (
+        rnr_row[h] > ep_row[h] >= 0 or (u == rnr_u[h] and ep_row[h] > rnr_row[h] >= 0 and
+                                        not _rnr_over(syn, ts, rnr_row[h], ep_row[h])))
     # (Not inside the PSNs of the run's latest resend, a READ: re-requested part-way,
     # a new restart.)
     run = ep_active[h] and u > ep_last[h] and u >= ep_next[h] and not rnr_resume
