@@ -14,8 +14,9 @@
   (the responder NAKed that PSN again), a run too soon for any timer or started
   ambiguous kept flagged until later packets settle it.
 - `_timeout_episode` and `_cause_episode`: a row taken back as the start of a run
-  (decided at the next request, `rc_pending`); `_run_from` and `_skipped_by_run`
-  what they and `episode_start` share. Numba functions, called (not inlined: rare).
+  (decided at the next request, `rc_pending`); `_run_from` what they and
+  `episode_start` share (`rc_shared._skipped_by_run` records a run's skip). Numba
+  functions, called (not inlined: rare).
 
 Rule functions (all but the Numba ones): blocks of `rc_kernel._pass`'s loop,
 called with the loop's names (see `rc_build`).
@@ -34,7 +35,7 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_shared import (
     CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR, _next_nak,
-    _pick_cause, _rnr_over, _rnr_waited, _skipping_run,
+    _pick_cause, _rnr_over, _rnr_waited, _skipped_by_run, _skipping_run,
 )
 from ibwire.engines.rc_unseen import _drop_answered, _pin_restart, _unheard_acks, _unseen_implied
 
@@ -48,22 +49,6 @@ def _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_nex
     ep_end[h] = high[h]
     ep_last[h] = upsn[r]
     ep_next[h] = u
-
-
-@njit
-def _skipped_by_run(h, lo, hi, ep, row, rgaps, rgap_at, amb):
-    """The run of episode `ep`, found at `row`, restarted at `hi` for a cause naming
-    `lo`: it skipped the PSNs between (none counted lost here). A later copy of one is
-    that run's resend, delayed (or the original, when the tap had not seen it).
-    `amb`: the run may not have sent them at all (a later copy stays flagged)."""
-    slot = rgap_at[h] % GAP_RING
-    rgaps[h, slot, 0] = lo
-    rgaps[h, slot, 1] = hi
-    rgaps[h, slot, 2] = ep
-    rgaps[h, slot, 3] = hi
-    rgaps[h, slot, 4] = amb
-    rgaps[h, slot, 5] = row
-    rgap_at[h] += 1
 
 
 @njit

@@ -178,6 +178,22 @@ def _pick_cause(cz, k, h, u, ts, syn, i):
     return got
 
 
+@njit
+def _skipped_by_run(h, lo, hi, ep, row, rgaps, rgap_at, amb):
+    """The run of episode `ep`, found at `row`, restarted at `hi` for a cause naming
+    `lo`: it skipped the PSNs between (none counted lost here). A later copy of one is
+    that run's resend, delayed (or the original, when the tap had not seen it).
+    `amb`: the run may not have sent them at all (a later copy stays flagged)."""
+    slot = rgap_at[h] % GAP_RING
+    rgaps[h, slot, 0] = lo
+    rgaps[h, slot, 1] = hi
+    rgaps[h, slot, 2] = ep
+    rgaps[h, slot, 3] = hi
+    rgaps[h, slot, 4] = amb
+    rgaps[h, slot, 5] = row
+    rgap_at[h] += 1
+
+
 @njit(inline="always")
 def _skipping_run(rgaps, h, u, slot, ep):
     """The episode of the latest resend run recorded (`rgaps`) as having skipped PSN
