@@ -118,3 +118,21 @@ def test_the_refused_psn_after_the_wait_is_the_rnr_retry_not_a_run_begun_before(
     assert check_exact(truth, res, diff) == []
     assert episode_diff(truth, res) == []
 
+
+
+def test_two_hole_fills_past_a_pending_nak_stay_in_doubt_until_a_third(tmp_path):
+    """NAK 17 (..802, lost after the tap) is pending when 22 and 23 fill the hole
+    ..809-..810 in order: the NAK's restart with seven resends lost before the tap, or
+    two originals the network delayed together. No third packet goes on with them
+    (24 is the timer's restart 67 ms later, at ..802): both stay flagged. (24's own
+    run going on in order settles nothing of theirs.)"""
+    path, truth = generate(tmp_path, "rc_clean", 89794, ops={"send": 2, "write": 2, "read": 2},
+                           sizes=(1, 2, 8), loss=0.05, loss_before_tap=0.0, rnr=0.0,
+                           corrupt=0.0, encap="ib", connections=1, ack_every=2,
+                           credits="unlimited", pmtu=4096, tx_depth=16, rnr_timer=6, cm=False,
+                           reorder=0.03, duplicate=0.01, messages=20)
+    assert {22, 23} <= {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    res, diff = compare(path, truth)
+    assert "ambiguous" in flags_of(res, 22) and "ambiguous" in flags_of(res, 23)
+    assert start_of(res, 24) == ("timeout", None)
+    assert check_exact(truth, res, diff) == []

@@ -338,7 +338,9 @@ def run_step(syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, r
     if flags[i] & F_EPISODE:
         soon[h] = 0
     elif soon[h] > 0:
-        if u != ep_next[h]:
+        if u != ep_next[h] or episode[soon_rows[h, 0]] != ep_cur[h]:
+            # (Not the doubtful run's next packet, or one of a later run, whose start
+            # was decided at this request: that settles nothing of the first.)
             soon[h] = 0
         elif soon[h] == 1:
             flags[i] |= F_AMBIGUOUS

@@ -77,6 +77,13 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
             if late_cause[h] and 0 <= trig_u[h] < upsn[p]:
                 if delays[h]:
                     flags[p] |= F_AMBIGUOUS     # this network delays copies
+                elif not seen:
+                    # This one fills the hole too: two late originals, delayed
+                    # together, look the same; a third packet going on in order
+                    # settles it (as for a run too soon for a timer).
+                    flags[p] |= F_AMBIGUOUS
+                    soon[h] = 1
+                    soon_rows[h, 0] = p
                 if upsn[p] == rnr_u[h]:
                     flags[p] |= F_RNR_RETRY     # the refused PSN's first resend
                 n_ep = _cause_episode(p, h, u, n_ep, counts, paylen, reason, episode,
