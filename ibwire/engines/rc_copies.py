@@ -141,6 +141,10 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     rerun_dup = cause and _acted_below(cz, trig_kind, h, u) and seen and \
         prev_tx[i] == prev_req and ep_active[h] and u == ep_last[h] and min_gap[h] >= 0 and \
         ts[i] - ts[prev_req] < (u - trig_u[h] + 1) * min_gap[h]
+    # So is any copy seen before, not only a quick one, past the PSN of a pending cause
+    # the requester acts on, sooner than the shortest ACK timeout after its previous
+    # copy (the network may have held it that long): a next request back at the
+    # cause's PSN is the restart, and shows the copy was none.
     past = cause and trig_u[h] < u and seen and _acted_below(cz, trig_kind, h, u) and \
         ts[i] - ts[prev_tx[i]] < MIN_ACK_TIMEOUT_NS
     held = not run and (((below or past) and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
