@@ -141,12 +141,15 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     rerun_dup = cause and _acted_below(cz, trig_kind, h, u) and seen and \
         prev_tx[i] == prev_req and ep_active[h] and u == ep_last[h] and min_gap[h] >= 0 and \
         ts[i] - ts[prev_req] < (u - trig_u[h] + 1) * min_gap[h]
-    # So is any copy seen before, not only a quick one, past the PSN of a pending cause
-    # the requester acts on, sooner than the shortest ACK timeout after its previous
-    # copy (the network may have held it that long): a next request back at the
-    # cause's PSN is the restart, and shows the copy was none.
+    # So is a READ or atomic copy seen before, not only a quick one, past the PSN of a
+    # pending cause the requester acts on, sooner than the shortest ACK timeout after
+    # its previous copy (the network may have held it that long): a next request back
+    # at the cause's PSN is the restart, and shows the copy was none. (Not other
+    # requests: a restart's next packet is often lost before the tap too, leaving the
+    # copy undecided; measured, holding them flagged 10% more frames for one more
+    # exact capture in 400.)
     past = cause and trig_u[h] < u and seen and _acted_below(cz, trig_kind, h, u) and \
-        ts[i] - ts[prev_tx[i]] < MIN_ACK_TIMEOUT_NS
+        ts[i] - ts[prev_tx[i]] < MIN_ACK_TIMEOUT_NS and c & (C_READ_REQ | C_ATOMIC_REQ) != 0
     held = not run and (((below or past) and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
                         or (cause and trig_u[h] < u and not seen and in_gap) or rerun_dup)
     # A quick copy of the PSN an RNR NAK refused, before its timer: the restart for a
