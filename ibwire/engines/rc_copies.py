@@ -138,7 +138,8 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # each, at no less than the least time the stream has shown between two new
     # requests), its resends before all lost before the tap. The network's copy
     # needs nothing lost.
-    rerun_dup = cause and _acted_below(cz, trig_kind, h, u) and seen and \
+    acted = cause and _acted_below(cz, trig_kind, h, u)
+    rerun_dup = acted and seen and \
         prev_tx[i] == prev_req and ep_active[h] and u == ep_last[h] and min_gap[h] >= 0 and \
         ts[i] - ts[prev_req] < (u - trig_u[h] + 1) * min_gap[h]
     # So is a READ or atomic copy seen before, not only a quick one, past the PSN of a
@@ -148,7 +149,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # requests: a restart's next packet is often lost before the tap too, leaving the
     # copy undecided; measured, holding them flagged 10% more frames for one more
     # exact capture in 400.)
-    past = cause and trig_u[h] < u and seen and _acted_below(cz, trig_kind, h, u) and \
+    past = acted and trig_u[h] < u and seen and \
         ts[i] - ts[prev_tx[i]] < MIN_ACK_TIMEOUT_NS and c & (C_READ_REQ | C_ATOMIC_REQ) != 0
     held = not run and (((below or past) and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
                         or (cause and trig_u[h] < u and not seen and in_gap) or rerun_dup)
