@@ -37,6 +37,7 @@ from ibwire.engines.rc_shared import (
     CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR, _next_nak,
     _pick_cause, _rnr_over, _rnr_waited, _skipped_by_run, _skipping_run,
 )
+from ibwire.engines.rc_responses import _covered_since
 from ibwire.engines.rc_unseen import _drop_answered, _pin_restart, _unheard_acks, _unseen_implied
 
 @njit
@@ -54,7 +55,7 @@ def _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_nex
 @njit
 def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_active,
                      ep_end, ep_last, ep_next, retrying, high, upsn, hc, cls, icrc, ts, flags,
-                     trig, pin):
+                     trig, pin, syn):
     """Row r turns out to be a resend that started an episode whose cause the tap did
     not see: count it as a timeout episode (or, for a READ or atomic, the implied NAK
     of a response lost after the tap, `_unseen_implied`), now running up to the
@@ -64,7 +65,8 @@ def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_
     counts[h, K_GBN] += 1
     reason[r] = REASON_TIMEOUT
     if cls[r] & (C_READ_REQ | C_ATOMIC_REQ):
-        trig[r] = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, r, h, upsn[r])
+        trig[r] = _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, trig,
+                                  r, h, upsn[r])
         if trig[r] >= 0:
             reason[r] = REASON_IMPLIED
     _pin_restart(pin, cls, h, r, upsn[r])
@@ -90,7 +92,7 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     if j < 0:
         return _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
                                 ep_active, ep_end, ep_last, ep_next, retrying, high, upsn, hc,
-                                cls, icrc, ts, flags, trig, pin)
+                                cls, icrc, ts, flags, trig, pin, syn)
     counts[h, K_RETX] += 1
     counts[h, K_RETX_BYTES] += paylen[r]
     if j == CZ_RNR:
@@ -109,7 +111,8 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     if j == CZ_IMPLIED and cz[h, j, 0] < upsn[r] and cls[r] & (C_READ_REQ | C_ATOMIC_REQ):
         # A READ past the implied NAK's hole whose own hole the tap saw shown: its
         # cause, as in `episode_start`.
-        t = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, r, h, upsn[r])
+        t = _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, trig, r, h,
+                            upsn[r])
         if t >= 0:
             trig[r] = t
             _drop_answered(fifo, f_head, f_len, h, upsn[r])
@@ -175,6 +178,7 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         amb_run[h, 4] = ep_end[h]
         amb_run[h, 5] = rgap_at[h]
         amb_run[h, 6] = ep_row[h]
+        amb_run[h, 7:] = pin[h]     # (the hold before this restart's own)
         # The run in progress is cut short: the PSNs it had still to resend either
         # went unseen (lost before the tap, or delayed: then one comes later as
         # that run's resend) or were never sent (the requester restarted first).
@@ -202,13 +206,14 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         # A restart at a READ past the hole the implied NAK named: if the tap saw this
         # READ's own hole shown, the requester had the earlier responses (it restarts
         # at the first READ missing some, IBA 9.7.4.1.5; the capture missed them).
-        t = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, i, h, u)
+        t = _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, trig, i, h, u)
         if t >= 0:
             trig[i] = t
             _drop_answered(fifo, f_head, f_len, h, u)
     if cz_j < 0 and c & (C_READ_REQ | C_ATOMIC_REQ) and amb_run[h, 0] < 0:
         # (Amid a run, doubtful: asked once the next request shows it a restart.)
-        trig[i] = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, i, h, u)
+        trig[i] = _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, trig,
+                                  i, h, u)
         if trig[i] >= 0:
             k = T_IMPLIED
             if rnr_k and trig[i] == cz[h, CZ_RNR, 1] and _rnr_waited(cz, syn, ts, h, i):
@@ -308,9 +313,10 @@ def run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps, rgap_at
     rgap_at[h] += 1
 
 
-def run_step(syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, rnr_row,
+def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, rnr_row,
              rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon, soon_rows, ep_amb, ep_row,
-             delays, back2back, rgaps, i, h, u, consume, seen, b2b):
+             delays, back2back, rgaps, cz, trig_kind, acked, fifo, f_head, f_len, trig, reason,
+             pin, i, h, u, consume, seen, b2b):
     """Any resend: an RNR retry, a copy lost after the tap, the doubt on the run's start."""
     # An RNR NAK refused it: not lost; its retry once the timer ran out (a run
     # passing the refused PSN before then was sent before the RNR NAK arrived).
@@ -376,6 +382,8 @@ def run_step(syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, r
         # duplicate).
         flags[ep_row[h]] &= ~F_AMBIGUOUS
         ep_amb[h] = False
+        _covered_since(upsn, flags, cz, trig_kind, acked, fifo, f_head, f_len, ep_row, trig,
+                       reason, pin, h)
     if refused and rnr_doubt[h]:
         flags[i] |= F_AMBIGUOUS     # or a later resend, its retry lost before the tap
     episode[i] = ep_cur[h]

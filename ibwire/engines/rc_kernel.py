@@ -72,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "980d25e62c00"
+RC_HELPERS_DIGEST = "af09f706e600"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -161,8 +161,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     back2back = np.zeros(n_hc, dtype=np.bool_)     # ... the ambiguous start repeats it
     ack_u = np.zeros(n_hc, dtype=np.int64)
     # A timeout restart taken with doubt amid a run: its row and the run it cut short
-    # (episode, last and next PSN, end, skip ring position, start row).
-    amb_run = np.full((n_hc, 7), -1, dtype=np.int64)
+    # (episode, last and next PSN, end, skip ring position, start row), and the
+    # READ hold (`pin`) as it was before it.
+    amb_run = np.full((n_hc, 11), -1, dtype=np.int64)
     # A READ or atomic a restart resent (the requester's oldest unacknowledged PSN
     # until its own response comes): its PSN (-1 once answered), the restart's row,
     # the answer's row (-1 before), and the PSN again (kept once answered).
@@ -249,9 +250,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause, soon,
                                 soon_rows, ep_amb, ep_row, delays, back2back, pin, fifo, f_head,
                                 f_len, i, h, u, d, seen, n_ep)
-            amb_run_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, ref, episode, trig,
-                            reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next, rgaps,
-                            rgap_at, ep_amb, ep_row, amb_run, pin, i, h, u, d)
+            amb_run_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ref, episode,
+                            trig, reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next,
+                            rgaps, rgap_at, ep_amb, ep_row, amb_run, pin, i, h, u, d)
             restart_left(upsn, first_tx, flags, reason, high, ep_active, ep_next, ep_row, h, u,
                          d, prev_req)
             if d >= 0:
@@ -303,9 +304,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     elif u > ep_next[h]:
                         run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps,
                                  rgap_at, jmp, ep_amb, i, h, u, seen, in_gap)
-                    run_step(syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u,
-                             rnr_row, rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon,
-                             soon_rows, ep_amb, ep_row, delays, back2back, rgaps, i, h, u, consume,
+                    run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u,
+                             rnr_u, rnr_row, rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon,
+                             soon_rows, ep_amb, ep_row, delays, back2back, rgaps, cz, trig_kind,
+                             acked, fifo, f_head, f_len, trig, reason, pin, i, h, u, consume,
                              seen, b2b)
                 else:
                     late_original(flags, counts, late_row, late_next, late_cause, i, h, u,

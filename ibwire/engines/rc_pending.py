@@ -98,7 +98,7 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
                 n_ep = _timeout_episode(p, h, u, n_ep, counts, paylen, reason, episode,
                                         ep_cur, ep_active, ep_end, ep_last, ep_next,
                                         retrying, high, upsn, hc, cls, icrc, ts,
-                                        flags, trig, pin)
+                                        flags, trig, pin, syn)
                 ep_row[h] = p       # (the retry under way starts here, `_retry_covers`)
     return n_ep
 
@@ -214,7 +214,7 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
             else:
                 n_ep = _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur,
                                         ep_active, ep_end, ep_last, ep_next, retrying, high,
-                                        upsn, hc, cls, icrc, ts, flags, trig, pin)
+                                        upsn, hc, cls, icrc, ts, flags, trig, pin, syn)
                 ep_row[h] = r
             ep_amb[h] = False
     return n_ep
@@ -296,15 +296,15 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, epi
                 n_ep = _timeout_episode(q, h, u, n_ep, counts, paylen, reason, episode,
                                         ep_cur, ep_active, ep_end, ep_last, ep_next,
                                         retrying, high, upsn, hc, cls, icrc, ts,
-                                        flags, trig, pin)
+                                        flags, trig, pin, syn)
             ep_amb[h] = delays[h]
             ep_row[h] = q
     return n_ep
 
 
-def amb_run_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, ref, episode, trig, reason,
-                    counts, ep_active, ep_last, ep_end, ep_cur, ep_next, rgaps, rgap_at, ep_amb,
-                    ep_row, amb_run, pin, i, h, u, d):
+def amb_run_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ref, episode, trig,
+                    reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next, rgaps, rgap_at,
+                    ep_amb, ep_row, amb_run, pin, i, h, u, d):
     """A timeout restart taken with doubt while a run was under way: a copy if this
     request goes on with that run; else a restart, and for a READ or atomic, maybe
     the implied NAK of a response lost after the tap (`_unseen_implied`)."""
@@ -345,7 +345,10 @@ def amb_run_decided(hc, cls, icrc, upsn, paylen, prev_tx, ts, flags, ref, episod
             ep_row[h] = amb_run[h, 6]
             ep_amb[h] = False
         elif cls[r] & (C_READ_REQ | C_ATOMIC_REQ) and reason[r] == REASON_TIMEOUT:
-            t = _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, r, h, upsn[r])
+            # Asked as at the restart: with the hold of the restart before it (kept
+            # in `amb_run`), not its own, which came after every response it weighs.
+            t = _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, amb_run[:, 7:],
+                                reason, trig, r, h, upsn[r])
             if t >= 0:
                 trig[r] = t
                 reason[r] = REASON_IMPLIED

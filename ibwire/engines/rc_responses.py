@@ -111,6 +111,20 @@ def _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig, rea
     return una <= r <= p
 
 
+@njit
+def _covered_since(upsn, flags, cz, trig_kind, acked, fifo, f_head, f_len, ep_row, trig, reason,
+                   pin, h):
+    """The restart at `ep_row` was taken with doubt and is now shown one (its run goes
+    on): a NAK or implied NAK seen since, which the hold of that restart's READ then
+    left uncovered (`_pin_hole` does not count a doubtful one), is one the retry
+    covers after all: the requester ignored it (IBA 9.7.5.1.3)."""
+    for j in (CZ_NAK, CZ_IMPLIED):
+        if trig_kind[h] & (1 << j) and cz[h, j, 1] > ep_row[h] and cz[h, j, 2] == 0 and \
+                _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig, reason,
+                              pin, h, cz[h, j, 0], cz[h, j, 0] if j == CZ_NAK else 0):
+            cz[h, j, 2] = 1
+
+
 RNR_SCAN = 4096     # rows `_rnr_owed` looks back
 HOLE_SCAN = 64      # rows `_sure_hole_before` looks back from the hole's showing
 

@@ -17,7 +17,7 @@ from numba import njit
 from ibwire.analysis.rc_rules import (
     C_ACK, C_ATOMIC_ACK, C_ATOMIC_REQ, C_READ_REQ, C_READ_RESP, C_REQUEST, C_RESPONSE,
     F_AMBIGUOUS, F_EPISODE, F_LOST_AFTER, K_LOST_AFTER, MAX_REACTION_NS, READ_FIFO, SYN_ACK,
-    SYN_NAK,
+    REASON_RNR, SYN_NAK, SYN_RNR,
 )
 from ibwire.engines.rc_shared import (
     CRC_BAD, SYN_VALUE_MASK, SYN_VALUE_SHIFT, _syn_kind,
@@ -27,18 +27,23 @@ _LOOK_BACK = 4096       # rows searched for the response a READ's restart missed
 
 
 @njit
-def _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, i, h, u):
+def _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, trig, i, h,
+                    u):
     """A READ or atomic request resent at PSN u, no cause seen: if the tap saw the
     response at u pass (lost after it: the requester never got it, or it would not
-    restart there) since the last restart at or below u, and then a response past u,
-    that one showed the requester the hole (an implied NAK, IBA 9.7.4.1.5). Returns
-    its row, if the restart came within a requester's reaction after it, and marks
-    the response at u lost after the capture point; else -1 (a timeout). A response
-    that came while an earlier restart's READ at or before u awaited its own response
-    (`pin`) showed nothing: a retry covering u was under way (IBA 9.7.5.1.3). After
-    a restart at or below u re-requesting a READ or atomic, the first response past
-    u (the one at u lost before the tap) is the implied NAK as well."""
+    restart there) since the last restart at or below u, and then a response past u
+    (or an ACK of u), that one showed the requester the hole (an implied NAK, IBA
+    9.7.4.1.5). Returns its row, if the restart came within a requester's reaction
+    after it, and marks the response at u lost after the capture point; else -1 (a
+    timeout). A response that came while an earlier restart's READ at or before u
+    awaited its own response (`pin`) showed nothing: a retry covering u was under way
+    (IBA 9.7.5.1.3). After a restart at or below u re-requesting a READ or atomic, the
+    first response past u (the one at u lost before the tap) is the implied NAK as
+    well. With two copies of the response at u (an earlier run re-read it), both were
+    lost: the first hole shown after either counts."""
     after = -1
+    best = -1
+    rnr_past = False
     for r in range(i - 1, max(i - _LOOK_BACK, 0) - 1, -1):
         if hc[r] != h:
             continue
@@ -50,25 +55,41 @@ def _unseen_implied(hc, cls, upsn, icrc, ts, flags, counts, pin, i, h, u):
                 if cls[r] & (C_READ_REQ | C_ATOMIC_REQ) and after >= 0 and \
                         ts[i] - ts[after] < MAX_REACTION_NS:
                     return after
-                return -1
+                return best
             continue
         if not cls[r] & C_RESPONSE or icrc[r] == CRC_BAD:
             continue
         if upsn[r] == u and cls[r] & (C_READ_RESP | C_ATOMIC_ACK):
-            if after < 0 or ts[i] - ts[after] >= MAX_REACTION_NS:
-                return -1
-            if r == pin[h, 2] and pin[h, 3] == u and not flags[pin[h, 1]] & F_AMBIGUOUS:
+            e = pin[h, 1]
+            if r == pin[h, 2] and pin[h, 3] == u and not flags[e] & F_AMBIGUOUS and \
+                    not rnr_past and not (reason[e] == REASON_RNR and trig[e] >= 0 and
+                                          upsn[trig[e]] > u):
                 # The answer to an earlier restart's READ at u: lost, the requester's
-                # retry from u never ended, and it ignored every hole shown since.
+                # retry from u never ended, and it ignored every hole shown since
+                # (unless an RNR NAK past u, since or as that restart's cause, put
+                # the retry point past u).
                 return -1
-            if not flags[r] & F_LOST_AFTER:
-                flags[r] |= F_LOST_AFTER
-                counts[h, K_LOST_AFTER] += 1
-            return after
-        if upsn[r] > u and not (pin[h, 1] < r and (pin[h, 2] < 0 or r < pin[h, 2])
-                                and 0 <= pin[h, 3] <= u and not flags[pin[h, 1]] & F_AMBIGUOUS):
+            if after >= 0 and ts[i] - ts[after] < MAX_REACTION_NS:
+                if not flags[r] & F_LOST_AFTER:
+                    flags[r] |= F_LOST_AFTER
+                    counts[h, K_LOST_AFTER] += 1
+                best = after
+            elif best < 0:
+                return -1
+            # An earlier copy of the response at u was lost after the tap as well
+            # (the requester restarts there): a hole shown after it showed first.
+            after = -1
+            continue
+        # Past u: a response beyond it, or an ACK of u itself (it covers the READ's
+        # last PSN, so that response is missing too; a NAK acknowledges only the PSNs
+        # before its own).
+        past = upsn[r] > u or (upsn[r] == u and cls[r] & C_ACK and _syn_kind(syn[r]) == SYN_ACK)
+        if upsn[r] > u and cls[r] & C_ACK and _syn_kind(syn[r]) == SYN_RNR:
+            rnr_past = True
+        if past and not (pin[h, 1] < r and (pin[h, 2] < 0 or r < pin[h, 2])
+                         and 0 <= pin[h, 3] <= u and not flags[pin[h, 1]] & F_AMBIGUOUS):
             after = r
-    return -1
+    return best
 
 
 @njit
