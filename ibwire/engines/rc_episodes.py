@@ -5,14 +5,15 @@
   cause it answers (`rc_shared._pick_cause`: the one naming its PSN; none naming a
   later PSN, nor a NAK older than a requester's reaction or one a retry under way
   made the requester ignore), an implied NAK the tap could not see (a READ response
-  lost after it, `rc_unseen`), or a timeout, and settles that cause
-  unless the start is ambiguous (a restart past the cause's PSN records the PSNs
-  it skipped, for a late copy); a resend past the run's next PSN (`run_jump`)
+  lost after it, `rc_unseen`), or a timeout, and settles that cause unless the start
+  is ambiguous (a restart past the cause's PSN records the PSNs it skipped, for a
+  late copy); a resend past the run's next PSN (`run_jump`)
   means the PSNs between were lost before the tap (remembered, for a late copy;
   unless the next request shows it a late copy amid the run, `rc_pending`).
 - Every resend (`run_step`): an RNR retry, the copy before it lost after the tap
   (the responder NAKed that PSN again), a run too soon for any timer or started
-  ambiguous kept flagged until later packets settle it.
+  ambiguous kept flagged until later packets settle it (then the causes seen
+  meanwhile that its retry covered were ignored, `rc_responses._covered_since`).
 - `_timeout_episode` and `_cause_episode`: a row taken back as the start of a run
   (decided at the next request, `rc_pending`); `_run_from` what they and
   `episode_start` share (`rc_shared._skipped_by_run` records a run's skip). Numba
@@ -390,13 +391,3 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
     ep_last[h] = u
     ep_next[h] = u + consume
 
-
-def restart_shown(known, known_next, ep_active, ep_next, h, u, d):
-    """A restart continued by this request in order: the requester did restart there
-    (for a NAK at a PSN an earlier run skipped; for the READs before it, an implied
-    NAK's: see episode_start)."""
-    for j in range(2):
-        if known_next[h, j] >= 0:
-            if d < 0 and ep_active[h] and u == ep_next[h] and known_next[h, j] > known[h, j]:
-                known[h, j] = known_next[h, j]
-            known_next[h, j] = -1

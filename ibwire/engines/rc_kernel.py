@@ -60,10 +60,10 @@ from ibwire.engines.rc_copies import (
     classify, held_original, late_original, late_resend, network_copy, skipped_resend,
     stale_original,
 )
-from ibwire.engines.rc_episodes import episode_start, restart_shown, resent, run_jump, run_step
+from ibwire.engines.rc_episodes import episode_start, resent, run_jump, run_step
 from ibwire.engines.rc_pending import (
     amb_run_decided, copy_decided, jump_decided, late_decided, late_resend_decided, nak_reached,
-    restart_left,
+    restart_left, restart_shown,
 )
 from ibwire.engines.rc_requests import (
     new_request, rnr_wait_over, uc_request, unseen_read, unseen_retry,
@@ -72,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "af09f706e600"
+RC_HELPERS_DIGEST = "b98f096644fc"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,

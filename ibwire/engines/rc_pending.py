@@ -18,6 +18,8 @@ pending (each is decided at the next request of its half-connection, then droppe
 - A network copy (a quick copy, or one held back past a pending cause's PSN): the
   start of a resend run (a timeout's, or the pending cause's) if this request
   continues it in order, unless the copy repeated the request just before it.
+- A restart at a PSN that no cause proved yet: shown one (`known`) if this request
+  continues it in order.
 
 Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 (see `rc_build`).
@@ -383,3 +385,14 @@ def nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, h, u, prev_req):
             _nak_spent(cz, trig_u, trig_row, trig_kind, h)
     elif p >= 0 and u > p:
         nak_nxt[h, 2] = -1
+
+
+def restart_shown(known, known_next, ep_active, ep_next, h, u, d):
+    """A restart continued by this request in order: the requester did restart there
+    (for a NAK at a PSN an earlier run skipped; for the READs before it, an implied
+    NAK's: see episode_start)."""
+    for j in range(2):
+        if known_next[h, j] >= 0:
+            if d < 0 and ep_active[h] and u == ep_next[h] and known_next[h, j] > known[h, j]:
+                known[h, j] = known_next[h, j]
+            known_next[h, j] = -1
