@@ -348,6 +348,10 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
         if u != ep_next[h] or episode[soon_rows[h, 0]] != ep_cur[h]:
             # (Not the doubtful run's next packet, or one of a later run, whose start
             # was decided at this request: that settles nothing of the first.)
+            if not seen and episode[soon_rows[h, 0]] == ep_cur[h]:
+                # A first copy past the doubtful run's next PSN: the run's jump (the
+                # PSNs between lost before the tap), or a late original like its start.
+                flags[i] |= F_AMBIGUOUS
             soon[h] = 0
         elif soon[h] == 1:
             flags[i] |= F_AMBIGUOUS

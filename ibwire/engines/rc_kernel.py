@@ -62,17 +62,17 @@ from ibwire.engines.rc_copies import (
 )
 from ibwire.engines.rc_episodes import episode_start, resent, run_jump, run_step
 from ibwire.engines.rc_pending import (
-    amb_run_decided, copy_decided, jump_decided, late_decided, late_resend_decided, nak_reached,
-    restart_left, restart_shown,
+    amb_run_decided, copy_decided, jump_decided, late_decided, late_resend_decided, restart_left,
+    restart_shown,
 )
 from ibwire.engines.rc_requests import (
-    new_request, rnr_wait_over, uc_request, unseen_read, unseen_retry,
+    nak_reached, new_request, rnr_wait_over, uc_request, unseen_read, unseen_retry,
 )
 from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_response
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "b98f096644fc"
+RC_HELPERS_DIGEST = "64c928b0ff3e"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -228,7 +228,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt,
                           late_row, ep_active, ep_last, i, h, u, seen, prev_req)
             restart_shown(known, known_next, ep_active, ep_next, h, u, d)
-            nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, h, u, prev_req)
+            nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, delays, h, u, prev_req)
             # Rows the previous request left pending, decided now.
             n_ep = late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason,
                                 counts, high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active,

@@ -35,7 +35,7 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _nak_spent, _skipped_since,
+    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _skipped_since,
     _skipping_run,
 )
 from ibwire.engines.rc_unseen import _unseen_implied
@@ -301,6 +301,8 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, epi
                                         flags, trig, pin, syn)
             ep_amb[h] = delays[h]
             ep_row[h] = q
+        else:
+            delays[h] = True    # the network's copy: this network delays copies
     return n_ep
 
 
@@ -371,20 +373,6 @@ def restart_left(upsn, first_tx, flags, reason, high, ep_active, ep_next, ep_row
             first_tx[prev_req] == prev_req and reason[prev_req] == REASON_NAK_SEQ and \
             ep_next[h] < high[h]:
         flags[prev_req] |= F_AMBIGUOUS
-
-
-def nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, h, u, prev_req):
-    """A NAK kept back behind another (`rc_shared._next_nak`), for a PSN the restart
-    answering that one had yet to reach: the requester ignores a NAK its resend in
-    progress gets to in order. Shown when that run resends the PSN and goes on with
-    the next one; a copy of the PSN right after the run's is its restart."""
-    p = nak_nxt[h, 2]
-    if p >= 0 and prev_req >= 0 and upsn[prev_req] == p and u != p:
-        nak_nxt[h, 2] = -1
-        if u == p + 1 and trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == p:
-            _nak_spent(cz, trig_u, trig_row, trig_kind, h)
-    elif p >= 0 and u > p:
-        nak_nxt[h, 2] = -1
 
 
 def restart_shown(known, known_next, ep_active, ep_next, h, u, d):

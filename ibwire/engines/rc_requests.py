@@ -10,6 +10,9 @@
 - A new PSN that the pending RNR NAK refused, at least its timer after it: that NAK's
   retry (the capture missed the copy the responder refused).
 - A READ or atomic request first seen below the highest PSN joins the FIFO too.
+- A sequence NAK the requester gets to in order (kept back behind another, or
+  ignored while a retry covered it on a network that delays copies): spent once
+  its run resends the PSN and goes on (`nak_reached`).
 - A new PSN (at or past the highest sent): the PSNs skipped are a hole (lost before
   the tap, remembered in a ring of recent holes); reaching the old front ends the
   go-back-N episode in progress, and the resends it skipped that no ACK made
@@ -28,7 +31,9 @@ from ibwire.analysis.rc_rules import (
     GAP_RING, K_DUP, K_LATE, K_LOST_BEFORE, K_MESSAGES, K_RNR_RETRIES, K_UC_GAPS, READ_FIFO,
 )
 
-from ibwire.engines.rc_shared import SKIP_MAYBE, _mark, _rnr_over, _rnr_spent, _rnr_wait_ns
+from ibwire.engines.rc_shared import (
+    CZ_NAK, SKIP_MAYBE, T_NAK, _mark, _nak_spent, _rnr_over, _rnr_spent, _rnr_wait_ns,
+)
 
 
 def uc_request(first_tx, flags, msg, gap, counts, high, msg_no, i, h, c, u, d, consume):
@@ -171,3 +176,25 @@ def unseen_read(fifo, f_head, f_len, acked, h, u, consume, seen):
             fifo[h, slot, 2] = u + consume
             fifo[h, slot, 3] = -1
             f_len[h] += 1
+
+
+def nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, delays, h, u, prev_req):
+    """A NAK kept back behind another (`rc_shared._next_nak`), for a PSN the restart
+    answering that one had yet to reach: the requester ignores a NAK its resend in
+    progress gets to in order. Shown when that run resends the PSN and goes on with
+    the next one; a copy of the PSN right after the run's is its restart. So too a NAK
+    the requester ignored (a retry covering it under way), on a network that delays
+    copies: spent once the run resent its PSN and went on."""
+    p = nak_nxt[h, 2]
+    if p >= 0 and prev_req >= 0 and upsn[prev_req] == p and u != p:
+        nak_nxt[h, 2] = -1
+        if u == p + 1 and trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == p:
+            _nak_spent(cz, trig_u, trig_row, trig_kind, h)
+    elif p >= 0 and u > p:
+        nak_nxt[h, 2] = -1
+    if delays[h] and trig_kind[h] & T_NAK and cz[h, CZ_NAK, 2] == 1 and \
+            prev_req > cz[h, CZ_NAK, 1] and upsn[prev_req] == cz[h, CZ_NAK, 0] < u:
+        # (Else `_pick_cause` takes a later copy there, maybe a late one, for this NAK
+        # acted on after all; on a network that does not delay copies, it is that.)
+        _nak_spent(cz, trig_u, trig_row, trig_kind, h)
+
