@@ -63,3 +63,23 @@ def test_an_ignored_nak_is_acted_on_where_nothing_is_delayed(tmp_path):
                       duplicate=0, messages=20)
     assert start_of(res, 55) == ("nak_seq", 46)
     assert "ambiguous" not in flags_of(res, 55)
+
+
+def test_a_run_going_on_through_an_rnr_wait_never_got_the_rnr_nak(tmp_path):
+    """RNR NAK 1543 (..764, a 10 us wait) was lost after the tap: the RNR retry run
+    under way (1541) kept sending in order through the whole wait and past it. A
+    requester that got the NAK would have stopped, so this is no retry whose first
+    packet was lost before the tap: the NAK stays pending, and the first resend of
+    ..764 once the wait is over (1665, the timer's, 67 ms later) is at the tap its
+    retry, as the truth's tap view has it."""
+    path, truth = generate(tmp_path, "rc_clean", 76233,
+                           ops={"write_imm": 1, "send_imm": 1, "send": 1},
+                           sizes=(4096, 9000, 20000), loss=0.05, loss_before_tap=0, rnr=0.04,
+                           corrupt=0.02, encap="roce1", connections=3, ack_every=1,
+                           credits="unlimited", pmtu=1024, tx_depth=16, rnr_timer=1, cm=False,
+                           reorder=0.01, duplicate=0.01, messages=20)
+    rnr = {e["frame"]: e for e in truth["rnr_naks"]}
+    assert rnr[1543]["retry_frame"] is None and rnr[1543]["tap_retry_frame"] == 1665
+    res, _ = compare(path, truth)
+    assert "rnr_retry" in flags_of(res, 1665)
+    assert all("rnr_retry" not in flags_of(res, f) for f in range(1544, 1665))

@@ -68,12 +68,17 @@ def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rn
         rnr_doubt[h] = True
     if rnr_u[h] >= 0 and u > rnr_u[h] and seen and ep_active[h] and u > ep_last[h] and \
             _rnr_over(syn, ts, rnr_row[h], i) and \
-            not (late_row[h] >= 0 and upsn[late_row[h]] == rnr_u[h]):
+            not (late_row[h] >= 0 and upsn[late_row[h]] == rnr_u[h]) and \
+            not (prev_req > rnr_row[h] and upsn[prev_req] > rnr_u[h] and
+                 2 * (ts[prev_req] - ts[rnr_row[h]]) >= _rnr_wait_ns(syn[rnr_row[h]])):
         # A resend past the refused PSN after the RNR wait: the requester has
         # restarted, with the refused PSN first, and that retry was lost before
         # the tap. (New PSNs prove nothing: a requester may go on sending until
         # it has processed the RNR NAK, which the tap sees leave, not arrive.)
-        # (Or delayed: then it comes later as the late resend of this run.)
+        # (Or delayed: then it comes later as the late resend of this run.) Not when
+        # the run went on past the refused PSN through the second half of the wait:
+        # the requester never got the NAK (lost after the tap), and its first resend
+        # of that PSN once the wait is over is, at the tap, the retry (`unseen_retry`).
         rnr_late[h, 0] = rnr_u[h]
         rnr_late[h, 1] = i
         _rnr_spent(trig_u, trig_kind, rnr_u, h)
