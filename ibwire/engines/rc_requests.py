@@ -78,7 +78,7 @@ def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rn
         # (Or delayed: then it comes later as the late resend of this run.) Not when
         # the run went on past the refused PSN through the second half of the wait:
         # the requester never got the NAK (lost after the tap), and its first resend
-        # of that PSN once the wait is over is, at the tap, the retry (`unseen_retry`).
+        # of that PSN once the wait is over is, at the tap, the retry (`episode_start`).
         rnr_late[h, 0] = rnr_u[h]
         rnr_late[h, 1] = i
         _rnr_spent(trig_u, trig_kind, rnr_u, h)
