@@ -35,8 +35,8 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR, _next_nak,
-    _pick_cause, _rnr_over, _rnr_waited, _skipped_by_run, _skipping_run,
+    AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR,
+    _next_nak, _pick_cause, _rnr_over, _rnr_waited, _skipped_by_run, _skipping_run,
 )
 from ibwire.engines.rc_responses import _covered_since
 from ibwire.engines.rc_unseen import _drop_answered, _pin_restart, _unheard_acks, _unseen_implied
@@ -179,7 +179,7 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         amb_run[h, 4] = ep_end[h]
         amb_run[h, 5] = rgap_at[h]
         amb_run[h, 6] = ep_row[h]
-        amb_run[h, 7:] = pin[h]     # (the hold before this restart's own)
+        amb_run[h, AMB_PIN:] = pin[h]   # (the hold before this restart's own)
         # The run in progress is cut short: the PSNs it had still to resend either
         # went unseen (lost before the tap, or delayed: then one comes later as
         # that run's resend) or were never sent (the requester restarted first).

@@ -53,8 +53,8 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_build import inline_rules, py_twin
 from ibwire.engines.rc_shared import (
-    CRC_BAD, CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_NAK, T_RNR, _mark, _rnr_wait_ns,
-    _read_fills, _rnr_waited, _syn_kind,
+    AMB_PIN, CRC_BAD, CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_NAK, T_RNR, _mark,
+    _read_fills, _rnr_wait_ns, _rnr_waited, _syn_kind,
 )
 from ibwire.engines.rc_copies import (
     classify, held_original, late_original, late_resend, network_copy, skipped_resend,
@@ -72,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "254165c0d8ad"
+RC_HELPERS_DIGEST = "47a2bcf54d58"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -163,7 +163,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     # A timeout restart taken with doubt amid a run: its row and the run it cut short
     # (episode, last and next PSN, end, skip ring position, start row), and the
     # READ hold (`pin`) as it was before it.
-    amb_run = np.full((n_hc, 11), -1, dtype=np.int64)
+    amb_run = np.full((n_hc, AMB_PIN + 4), -1, dtype=np.int64)
     # A READ or atomic a restart resent (the requester's oldest unacknowledged PSN
     # until its own response comes): its PSN (-1 once answered), the restart's row,
     # the answer's row (-1 before), and the PSN again (kept once answered).

@@ -35,7 +35,7 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _skipped_since,
+    AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _skipped_since,
     _skipping_run,
 )
 from ibwire.engines.rc_unseen import _unseen_implied
@@ -351,7 +351,7 @@ def amb_run_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ref, e
         elif cls[r] & (C_READ_REQ | C_ATOMIC_REQ) and reason[r] == REASON_TIMEOUT:
             # Asked as at the restart: with the hold of the restart before it (kept
             # in `amb_run`), not its own, which came after every response it weighs.
-            t = _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, amb_run[:, 7:],
+            t = _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, amb_run[:, AMB_PIN:],
                                 reason, trig, r, h, upsn[r])
             if t >= 0:
                 trig[r] = t

@@ -22,6 +22,9 @@ T_NAK, T_RNR, T_IMPLIED = 1, 2, 4       # pending retry causes (bits of trig_kin
 CZ_NAK, CZ_RNR, CZ_IMPLIED = 0, 1, 2    # ... their rows of `cz`: T_X = 1 << CZ_X; each holds
 # the PSN named, the row, and 1 if the requester ignores it (a retry covers it)
 CRC_BAD = 0
+# `amb_run` (a restart taken with doubt amid a run): its columns from here hold the
+# READ hold (`pin`, 4 columns) as it was before that restart.
+AMB_PIN = 7
 # How sure a resend run's skip is (`rgaps[..., 4]`): the run was one; it may have been
 # late copies; or a hole left as it ended, which it may have resent unseen.
 SKIP_SURE, SKIP_DOUBT, SKIP_MAYBE = 0, 1, 2
