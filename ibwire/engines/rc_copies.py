@@ -30,8 +30,8 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_shared import (
-    CZ_NAK, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since, _in_read_before,
-    _mark, _rnr_over, _spent_only,
+    CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_MAYBE, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR, _acted_below,
+    _answered_since, _in_read_before, _mark, _named_at, _rnr_over, _spent_only,
 )
 
 
@@ -40,11 +40,13 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
              ack_u, ep_row, min_gap, i, h, c, u, seen, prev_req):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
-    if cause and ep_active[h] and ep_row[h] >= 0 and u < upsn[ep_row[h]] and \
+    if cause and ep_row[h] >= 0 and u < upsn[ep_row[h]] and \
+            (ep_active[h] or ep_last[h] > upsn[ep_row[h]]) and \
             trig[ep_row[h]] >= 0 and _spent_only(cz, trig_kind, h, u, trig[ep_row[h]]):
-        # Only the cause whose restart is the run in progress, begun past this PSN
-        # (taken with doubt, the cause kept pending): one cause, one restart. This
-        # copy is that run's first resends, late, or the original, late.
+        # Only the cause whose restart is the run in progress (or the latest, once it
+        # went on), begun past this PSN (taken with doubt, the cause kept pending): one
+        # cause, one restart. This copy is that run's first resends, late, or the
+        # original, late.
         cause = False
     if cause and c & (C_READ_REQ | C_ATOMIC_REQ) and not _acted_below(cz, trig_kind, h, u + 1) \
             and not (trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == u):
@@ -139,6 +141,11 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # requests), its resends before all lost before the tap. The network's copy
     # needs nothing lost.
     acted = cause and _acted_below(cz, trig_kind, h, u)
+    if cause and not seen and in_gap and not acted and not _named_at(cz, trig_kind, h, u):
+        # A hole fill with only causes the requester ignores pending before it (a
+        # retry under way covered them), none naming it: as with no cause, a late
+        # original or a timer's resend (the next request decides).
+        cause = False
     rerun_dup = acted and seen and \
         prev_tx[i] == prev_req and ep_active[h] and u == ep_last[h] and min_gap[h] >= 0 and \
         ts[i] - ts[prev_req] < (u - trig_u[h] + 1) * min_gap[h]
@@ -151,8 +158,16 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # exact capture in 400.)
     past = acted and trig_u[h] < u and seen and \
         ts[i] - ts[prev_tx[i]] < MIN_ACK_TIMEOUT_NS and c & (C_READ_REQ | C_ATOMIC_REQ) != 0
+    # So is a copy (or a hole fill) at the PSN of a NAK taken as ignored (a retry
+    # covering it seemed under way) that no other cause names: the NAK acted on
+    # after all (`_pick_cause`), or a late copy; a run going on from it in order tells.
+    named_u = (trig_kind[h] & T_RNR != 0 and cz[h, CZ_RNR, 0] == u and cz[h, CZ_RNR, 2] == 0) or \
+        (trig_kind[h] & T_IMPLIED != 0 and cz[h, CZ_IMPLIED, 0] == u and cz[h, CZ_IMPLIED, 2] == 0)
+    nak_redo = cause and trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 0] == u and \
+        cz[h, CZ_NAK, 2] == 1 and not named_u
     held = not run and (((below or past) and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
-                        or (cause and trig_u[h] < u and not seen and in_gap) or rerun_dup)
+                        or (acted and not seen and in_gap) or rerun_dup
+                        or nak_redo)
     # A quick copy of the PSN an RNR NAK refused, before its timer: the restart for a
     # NAK naming it (the RNR NAK lost after the tap), or a copy delayed (what drew
     # that NAK). Held back too: only a run continuing it makes it the restart.
@@ -192,7 +207,13 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
         # the tap. If an earlier resend run skipped this PSN (a run resends
         # every PSN in order), it is that run's missing resend, late.
         for g in range(GAP_RING):
-            if rgaps[h, g, 0] <= u < rgaps[h, g, 1] and (rgaps[h, g, 4] != SKIP_MAYBE or (
+            if rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 4] == SKIP_MAYBE and \
+                    seen and flags[prev_tx[i]] & F_RETX:
+                # A run that may be late copies skipped it, and a later run resent it:
+                # this copy is the network's copy of that resend, or the first run's
+                # resend, late. Flagged, whichever it is taken for.
+                flags[i] |= F_AMBIGUOUS
+            elif rgaps[h, g, 0] <= u < rgaps[h, g, 1] and (rgaps[h, g, 4] != SKIP_MAYBE or (
                     seen and not flags[prev_tx[i]] & F_RETX)):
                 late_rerun = rgaps[h, g, 2]
                 resent_ep = episode[prev_tx[i]] if flags[prev_tx[i]] & F_RETX else -1

@@ -72,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "47a2bcf54d58"
+RC_HELPERS_DIGEST = "2e5bc73a3111"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -97,7 +97,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     ep_end = np.zeros(n_hc, dtype=np.int64)
     ep_cur = np.full(n_hc, -1, dtype=np.int32)
     ep_next = np.zeros(n_hc, dtype=np.int64)
-    pos_acked = np.zeros(n_hc, dtype=np.int64)
+    pos_acked = np.full(n_hc, -1, dtype=np.int64)  # past the latest positive acknowledgement
     retrying = np.zeros(n_hc, dtype=np.bool_)     # a counted retry awaits forward progress
     nak_new = np.zeros(n_hc, dtype=np.bool_)      # a first sequence NAK awaits its resend
     # recent holes: [lo, hi) and the row that jumped past them (their originals were
@@ -182,7 +182,6 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             first = start_u[h] if start_u[h] >= 0 else u
             high[h] = first
             acked[h] = first
-            pos_acked[h] = first
             epsn[h] = first
         if icrc[i] == CRC_BAD:
             _mark(flags, counts, i, h, F_BAD_ICRC, K_BAD_ICRC)
@@ -249,7 +248,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying,
                                 nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause, soon,
                                 soon_rows, ep_amb, ep_row, delays, back2back, pin, fifo, f_head,
-                                f_len, i, h, u, d, seen, n_ep)
+                                f_len, min_gap, i, h, u, d, seen, n_ep)
             amb_run_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ref, episode,
                             trig, reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next,
                             rgaps, rgap_at, ep_amb, ep_row, amb_run, pin, i, h, u, d)
@@ -346,6 +345,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             # arrives, so the network duplicated it.
             _mark(flags, counts, i, h, F_COPY, K_COPIES)
             continue
+        # (Naming a PSN a positive acknowledgement seen before covered: the responder's
+        # expected PSN never goes back, so the network delayed this NAK, and the
+        # requester, which had that acknowledgement first, drops it: no cause.)
+        nak_stale = seq_err and u < pos_acked[h]
         stash = seq_err and trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 2] == 0 and \
             0 <= cz[h, CZ_NAK, 0] < u and seq_nak[h] == cz[h, CZ_NAK, 0]
         if seq_err and u >= seq_nak[h]:
@@ -382,7 +385,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 cz[h, CZ_RNR, 0] = -1
             nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u,
                 rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row,
-                rnr_first, ep_row, trig, reason, pin, nak_nxt, i, h, u, s, kind, stash)
+                rnr_first, ep_row, trig, reason, pin, nak_nxt, i, h, u, s, kind, stash,
+                nak_stale)
 
 
 rc_pass_py = py_twin(_pass)     # the loop and its rules, all run by the interpreter

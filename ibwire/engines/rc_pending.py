@@ -35,8 +35,8 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _skipped_since,
-    _skipping_run,
+    AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_MAYBE, T_IMPLIED, T_NAK, T_RNR, _skipped_by_run,
+    _skipped_since, _skipping_run,
 )
 from ibwire.engines.rc_unseen import _unseen_implied
 
@@ -102,6 +102,8 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
                                         retrying, high, upsn, hc, cls, icrc, ts,
                                         flags, trig, pin, syn)
                 ep_row[h] = p       # (the retry under way starts here, `_retry_covers`)
+            if u > late_next[h]:
+                _skipped_by_run(h, late_next[h], u, ep_cur[h], i, rgaps, rgap_at, SKIP_MAYBE)
     return n_ep
 
 
@@ -173,9 +175,10 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
         lr_row[h] = -1
         # Right after the run in progress resent the same PSN (sooner than any timer),
         # a request going on with that run shows no restart: the run never stopped
-        # (the late resend, or a copy of the run's resend, stays as it was).
+        # (the late resend, or a copy of the run's resend, stays as it was). So for a
+        # copy of any PSN the run has resent, not only its latest.
         q = prev_tx[r]
-        goes_on = ep_active[h] and u == ep_next[h] and upsn[r] == ep_last[h] and q < r and \
+        goes_on = ep_active[h] and u == ep_next[h] and upsn[r] <= ep_last[h] and q < r and \
             flags[q] & F_RETX and episode[q] == ep_cur[h] and ts[r] - ts[q] < MIN_ACK_TIMEOUT_NS
         # (Promptly, as in `copy_decided`: after a pause as long as the shortest ACK
         # timeout, this request is the timer's own restart.)
@@ -189,7 +192,7 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
         # earlier run skipped it: else it may be that run's resend, late too. Only
         # runs later than the one whose resend of that PSN it follows count.)
         prev_ep = episode[prev_tx[i]] if seen and flags[prev_tx[i]] & F_RETX else -1
-        past = u > lr_next[h] and acked[h] <= upsn[r] and \
+        past = u > lr_next[h] and acked[h] <= upsn[r] and not goes_on and \
             ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and not _skipped_since(rgaps, h, u, prev_ep)
         by_cause = lr_cause[h] and (in_order or (seen and d < 0 and past)) and \
             0 <= trig_u[h] <= upsn[r] and trig_kind[h] != 0 and not delays[h]
@@ -219,6 +222,8 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
                                         upsn, hc, cls, icrc, ts, flags, trig, pin, syn)
                 ep_row[h] = r
             ep_amb[h] = False
+            if u > lr_next[h]:
+                _skipped_by_run(h, lr_next[h], u, ep_cur[h], i, rgaps, rgap_at, SKIP_MAYBE)
     return n_ep
 
 
@@ -226,7 +231,7 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, epi
                  counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last,
                  ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, copy_row, copy_next,
                  copy_cause, soon, soon_rows, ep_amb, ep_row, delays, back2back, pin, fifo, f_head,
-                 f_len, i, h, u, d, seen, n_ep):
+                 f_len, min_gap, i, h, u, d, seen, n_ep):
     """A network copy left pending: a resend run's start if this request continues it."""
     q = copy_row[h]
     if q >= 0:
@@ -249,9 +254,12 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, epi
         nak_next = not copy_cause[h] and not flags[ref[q]] & F_AMBIGUOUS and \
             trig_kind[h] & T_NAK != 0 and \
             cz[h, CZ_NAK, 0] == u and cz[h, CZ_NAK, 1] < q and cz[h, CZ_NAK, 2] == 0
+        # (A later PSN, those between lost before the tap, only if the requester had
+        # the time to send them all since the copy, at the least pace it has shown.)
         in_order = d < 0 and not back2back[h] and not nak_after and not nak_next and \
             ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS and \
-            (u == copy_next[h] or (u > copy_next[h] and acked[h] <= upsn[q]))
+            (u == copy_next[h] or (u > copy_next[h] and acked[h] <= upsn[q] and
+                                   ts[i] - ts[q] >= (u - copy_next[h]) * min_gap[h]))
         if in_order and ep_active[h] and u == ep_next[h] and upsn[q] < ep_last[h]:
             # It goes on with the run in progress, which had passed the copy's PSN:
             # that run never stopped. The copy is the network's, or the delayed
@@ -301,6 +309,11 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, epi
                                         flags, trig, pin, syn)
             ep_amb[h] = delays[h]
             ep_row[h] = q
+            if u > copy_next[h]:
+                # (The PSNs between, lost or delayed before the tap: a later copy of
+                # one may be this run's resend, late; only a possible skip, as for a
+                # run's jump past its front, `rc_requests.new_request`.)
+                _skipped_by_run(h, copy_next[h], u, ep_cur[h], i, rgaps, rgap_at, SKIP_MAYBE)
         else:
             delays[h] = True    # the network's copy: this network delays copies
     return n_ep

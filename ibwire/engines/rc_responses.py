@@ -298,9 +298,10 @@ def ack(upsn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits, counts, acked, 
 
 def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u,
         rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row, rnr_first, ep_row, trig,
-        reason, pin, nak_nxt, i, h, u, s, kind, stash):
+        reason, pin, nak_nxt, i, h, u, s, kind, stash, nak_stale):
     """A NAK or an RNR NAK. (`stash`: a sequence NAK past the pending one, kept in
-    `nak_nxt` until a restart answers that one.)"""
+    `nak_nxt` until a restart answers that one; `nak_stale`: one the network delayed
+    past a positive acknowledgement of its PSN, which the requester drops.)"""
     code = (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK
     # Its implicit ACK of every PSN before u covers a READ or atomic still missing
     # responses (a hole, as for an ACK); whether a retry covers that hole is judged
@@ -324,7 +325,9 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
         flags[i] |= F_NAK
         if code < 5:
             counts[h, K_NAK0 + code] += 1
-        if code == 0 and stash:
+        if nak_stale:
+            pass
+        elif code == 0 and stash:
             # The requester restarts for the pending NAK first; this one's implicit
             # ACK then ends that retry, and it restarts again here (`episode_start`).
             nak_nxt[h, 0] = u
@@ -344,7 +347,7 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
                 retrying[h] = True
                 nak_new[h] = True
                 flags[i] |= F_RETRY_START
-    if kind == SYN_RNR or (code == 0 and not stash):
+    if kind == SYN_RNR or (code == 0 and not stash and not nak_stale):
         if trig_u[h] < 0 or u < trig_u[h] or trig_row[h] < 0:
             trig_u[h] = u
         trig_row[h] = i
@@ -358,7 +361,7 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
             if hp < trig_u[h]:
                 trig_u[h] = hp
             _note_implied(cz, trig_kind, h, hp, i, new_hole, imp_cov)
-    if kind == SYN_RNR or code == 0:
+    if kind == SYN_RNR or (code == 0 and not nak_stale):
         if u > acked[h]:
             acked[h] = u
         epsn[h] = u

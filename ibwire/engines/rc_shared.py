@@ -85,6 +85,16 @@ def _acted_below(cz, trig_kind, h, u):
 
 
 @njit(inline="always")
+def _named_at(cz, trig_kind, h, u):
+    """Whether a pending cause, acted on or ignored, names PSN u."""
+    hit = False
+    for j in (CZ_NAK, CZ_RNR, CZ_IMPLIED):
+        if trig_kind[h] & (1 << j) and cz[h, j, 0] == u:
+            hit = True
+    return hit
+
+
+@njit(inline="always")
 def _next_nak(cz, trig_u, trig_row, trig_kind, nak_nxt, h, u):
     """A restart at PSN u answered the pending causes: a sequence NAK kept back past
     that cause's PSN (`nak_nxt`) becomes the pending one if it names a PSN past u (its
