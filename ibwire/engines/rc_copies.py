@@ -30,8 +30,8 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_MAYBE, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR, _acted_below,
-    _answered_since, _in_read_before, _mark, _named_at, _rnr_over, _spent_only,
+    CZ_NAK, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since, _in_read_before,
+    _mark, _named_at, _rnr_over, _spent_only,
 )
 
 
@@ -141,7 +141,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # requests), its resends before all lost before the tap. The network's copy
     # needs nothing lost.
     acted = cause and _acted_below(cz, trig_kind, h, u)
-    if cause and not seen and in_gap and not acted and not _named_at(cz, trig_kind, h, u):
+    if cause and not seen and in_gap and not acted and not _named_at(cz, trig_kind, h, u, False):
         # A hole fill with only causes the requester ignores pending before it (a
         # retry under way covered them), none naming it: as with no cause, a late
         # original or a timer's resend (the next request decides).
@@ -161,10 +161,8 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # So is a copy (or a hole fill) at the PSN of a NAK taken as ignored (a retry
     # covering it seemed under way) that no other cause names: the NAK acted on
     # after all (`_pick_cause`), or a late copy; a run going on from it in order tells.
-    named_u = (trig_kind[h] & T_RNR != 0 and cz[h, CZ_RNR, 0] == u and cz[h, CZ_RNR, 2] == 0) or \
-        (trig_kind[h] & T_IMPLIED != 0 and cz[h, CZ_IMPLIED, 0] == u and cz[h, CZ_IMPLIED, 2] == 0)
     nak_redo = cause and trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 0] == u and \
-        cz[h, CZ_NAK, 2] == 1 and not named_u
+        cz[h, CZ_NAK, 2] == 1 and not _named_at(cz, trig_kind, h, u, True)
     held = not run and (((below or past) and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
                         or (acted and not seen and in_gap) or rerun_dup
                         or nak_redo)
@@ -207,14 +205,15 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
         # the tap. If an earlier resend run skipped this PSN (a run resends
         # every PSN in order), it is that run's missing resend, late.
         for g in range(GAP_RING):
-            if rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 4] == SKIP_MAYBE and \
-                    seen and flags[prev_tx[i]] & F_RETX:
-                # A run that may be late copies skipped it, and a later run resent it:
-                # this copy is the network's copy of that resend, or the first run's
-                # resend, late. Flagged, whichever it is taken for.
-                flags[i] |= F_AMBIGUOUS
-            elif rgaps[h, g, 0] <= u < rgaps[h, g, 1] and (rgaps[h, g, 4] != SKIP_MAYBE or (
-                    seen and not flags[prev_tx[i]] & F_RETX)):
+            if rgaps[h, g, 0] <= u < rgaps[h, g, 1]:
+                if rgaps[h, g, 4] == SKIP_MAYBE and seen and flags[prev_tx[i]] & F_RETX:
+                    # A run's possible skip (it may have resent the PSN unseen), and a
+                    # later run resent it: this copy is the network's copy of that
+                    # resend, or the first run's, late. Flagged, whichever it is taken for.
+                    flags[i] |= F_AMBIGUOUS
+                    continue
+                if rgaps[h, g, 4] == SKIP_MAYBE and not seen:
+                    continue    # (a possible skip counts only for a PSN the tap has seen)
                 late_rerun = rgaps[h, g, 2]
                 resent_ep = episode[prev_tx[i]] if flags[prev_tx[i]] & F_RETX else -1
                 # A run that may be late copies skipped nothing for sure;

@@ -36,7 +36,7 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_shared import (
     AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR,
-    _acted_below, _next_nak, _pick_cause, _rnr_over, _rnr_waited, _skipped_by_run, _skipping_run,
+    _next_nak, _pick_cause, _rnr_over, _rnr_waited, _skipped_by_run, _skipping_run,
 )
 from ibwire.engines.rc_responses import _covered_since
 from ibwire.engines.rc_unseen import _drop_answered, _pin_restart, _unheard_acks, _unseen_implied
@@ -219,12 +219,10 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
             k = T_IMPLIED
             if rnr_k and trig[i] == cz[h, CZ_RNR, 1] and _rnr_waited(cz, syn, ts, h, i):
                 k = T_RNR   # an RNR NAK showed the hole: its timer rules (_pick_cause)
-    if (below and not run) or (cause and not seen and in_gap and
-                               _acted_below(cz, trig_kind, h, u)):
-        # The cause asks for a restart at its own PSN, which the
-        # tap did not see: this copy, quick after its last one or
-        # filling a hole, may be late or duplicated instead. (A cause the
-        # requester ignores, a retry under way covering it, asks for none.)
+    if below and not run:
+        # The cause asks for a restart at its own PSN, which the tap did not see:
+        # this copy, quick after its last one, may be late or duplicated instead.
+        # (A hole fill past a cause the requester acts on is held, `classify`.)
         flags[i] |= F_AMBIGUOUS
     _pin_restart(pin, cls, h, i, u)
     if k & T_RNR:

@@ -72,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "2e5bc73a3111"
+RC_HELPERS_DIGEST = "bd6a66444006"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -349,8 +349,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         # expected PSN never goes back, so the network delayed this NAK, and the
         # requester, which had that acknowledgement first, drops it: no cause.)
         nak_stale = seq_err and u < pos_acked[h]
-        stash = seq_err and trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 2] == 0 and \
-            0 <= cz[h, CZ_NAK, 0] < u and seq_nak[h] == cz[h, CZ_NAK, 0]
+        stash = seq_err and not nak_stale and trig_kind[h] & T_NAK != 0 and \
+            cz[h, CZ_NAK, 2] == 0 and 0 <= cz[h, CZ_NAK, 0] < u and seq_nak[h] == cz[h, CZ_NAK, 0]
         if seq_err and u >= seq_nak[h]:
             # (Not one naming a PSN below the pending one: the responder's expected
             # PSN never goes back, so that is an older NAK the network delayed.)

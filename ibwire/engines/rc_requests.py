@@ -199,7 +199,7 @@ def nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, delays, h, u, pr
         nak_nxt[h, 2] = -1
     if delays[h] and trig_kind[h] & T_NAK and cz[h, CZ_NAK, 2] == 1 and \
             prev_req > cz[h, CZ_NAK, 1] and upsn[prev_req] == cz[h, CZ_NAK, 0] < u:
-        # (Else `_pick_cause` takes a later copy there, maybe a late one, for this NAK
-        # acted on after all; on a network that does not delay copies, it is that.)
+        # (Else a later copy there is held for the next request, `rc_copies.classify`:
+        # the NAK acted on after all if a run goes on from it in order.)
         _nak_spent(cz, trig_u, trig_row, trig_kind, h)
 

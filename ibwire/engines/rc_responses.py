@@ -325,14 +325,12 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
         flags[i] |= F_NAK
         if code < 5:
             counts[h, K_NAK0 + code] += 1
-        if nak_stale:
-            pass
-        elif code == 0 and stash:
+        if code == 0 and stash:
             # The requester restarts for the pending NAK first; this one's implicit
             # ACK then ends that retry, and it restarts again here (`episode_start`).
             nak_nxt[h, 0] = u
             nak_nxt[h, 1] = i
-        elif code == 0:
+        elif code == 0 and not nak_stale:
             _note_cause(cz, trig_kind, h, CZ_NAK, T_NAK, u, i)
             if cz[h, CZ_NAK, 1] == i and _retry_covers(upsn, flags, cz, acked, fifo, f_head,
                                                        f_len, ep_row, trig, reason, pin, h, u,

@@ -85,11 +85,12 @@ def _acted_below(cz, trig_kind, h, u):
 
 
 @njit(inline="always")
-def _named_at(cz, trig_kind, h, u):
-    """Whether a pending cause, acted on or ignored, names PSN u."""
+def _named_at(cz, trig_kind, h, u, acted):
+    """Whether a pending cause names PSN u (`acted`: only one the requester acts on,
+    not one a retry under way covers)."""
     hit = False
     for j in (CZ_NAK, CZ_RNR, CZ_IMPLIED):
-        if trig_kind[h] & (1 << j) and cz[h, j, 0] == u:
+        if trig_kind[h] & (1 << j) and cz[h, j, 0] == u and not (acted and cz[h, j, 2] == 1):
             hit = True
     return hit
 
