@@ -131,3 +131,20 @@ def test_a_hole_fill_at_an_ignored_nak_psn_waits_for_the_next_request(tmp_path):
     for f in (170, 171):
         assert not flags_of(res, f) & {"retransmission", "go_back_n"}
     assert start_of(res, 173) == ("nak_seq", 172)
+
+
+_SMALL = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1},
+          "sizes": (0, 64, 200, 256, 700, 1024, 1500), "loss": 0, "loss_before_tap": 0,
+          "ack_every": 4, "credits": "count", "pmtu": 256, "duplicate": 0, "messages": 20}
+
+
+def test_a_jump_from_a_doubtful_start_is_as_doubtful(tmp_path):
+    """The original ..764 arrives 2 us late (129), after the NAK run resent ..764-769;
+    0.5 us later so does the original ..769 (130). 129 is held, then taken for a
+    restart in doubt (its run jumping to ..769, or a late copy); 130 hangs on the
+    same doubt: flagged too (before: a resend, ..765-768 lost before the tap)."""
+    kw = dict(_SMALL, rnr=0, corrupt=0, encap="roce2", connections=2, tx_depth=2,
+              rnr_timer=6, cm=True, reorder=0.02)
+    truth, res = _run(tmp_path, 50391, "rc_clean", **kw)
+    assert _event(truth, 129) and _event(truth, 130)
+    assert "ambiguous" in flags_of(res, 129) and "ambiguous" in flags_of(res, 130)

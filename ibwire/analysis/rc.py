@@ -17,6 +17,7 @@ import numpy as np
 
 from ibwire.analysis import rc_rules as R
 from ibwire.analysis.rc_pair import Streams, opclasses, pair_streams
+from ibwire.analysis.rc_post import unseen_causes
 from ibwire.engines import rc_kernel as K
 from ibwire.engines import rc_prepass as prepass
 
@@ -154,27 +155,5 @@ def analyze(cols: dict[str, np.ndarray], *, use_numba: bool = True) -> RcResult:
         res.acked, res.credits, res.msg, res.gap, res.reason, res.counts)
     LAST_KERNEL_SECONDS = time.perf_counter() - t0
     res.rtt_ns = np.where(res.acked > 0, rtt, -1)
-    _unseen_naks(res, prev, ts, cls)
+    unseen_causes(res, prev, ts, cls)
     return res
-
-
-def _unseen_naks(res: RcResult, prev: np.ndarray, ts: np.ndarray, cls: np.ndarray) -> None:
-    """An episode with no cause seen that starts sooner after its PSN's previous copy
-    than any local ACK timeout (4.096 us x 2^n, n >= 1: `MIN_ACK_TIMEOUT_NS`) was no
-    timeout: it answers a NAK the tap did not see (lost before it, or missed by the
-    capture): a sequence NAK, or for a READ or atomic an implied NAK; no cause
-    frame. (Counted so; the engine's other rules still treat it as causeless.) Not
-    on a stream whose network has shown copies delayed or duplicated: there the
-    tap's order need not be the order they were sent in."""
-    rows = np.flatnonzero(((res.flags & R.F_EPISODE) != 0) & (res.reason == R.REASON_TIMEOUT)
-                          & (res.trig < 0))
-    hc = res.streams.hc
-    calm = (res.counts[:, R.K_LATE] == 0) & (res.counts[:, R.K_COPIES] == 0)
-    rows = rows[calm[hc[rows]]]
-    p = prev[rows]
-    rows = rows[(p >= 0) & (p < rows) & (ts[rows] - ts[np.maximum(p, 0)] < R.MIN_ACK_TIMEOUT_NS)]
-    if not len(rows):
-        return
-    read = (cls[rows] & (R.C_READ_REQ | R.C_ATOMIC_REQ)) != 0
-    res.reason[rows] = np.where(read, R.REASON_IMPLIED, R.REASON_NAK_SEQ)
-    np.subtract.at(res.counts[:, R.K_TIMEOUTS], hc[rows], 1)

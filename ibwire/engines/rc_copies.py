@@ -16,7 +16,7 @@ or delayed) original, or the late resend of a run that skipped it:
   first copy there may as well be the original, delayed: flagged.
 - The other copies: a stale original, a network copy, a held-back original, or a
   hole filled with no cause (the last three decided at the next request,
-  `rc_pending`).
+  `rc_pending`, `rc_pending_copies`).
 
 Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 (see `rc_build`).

@@ -14,10 +14,8 @@
   (the responder NAKed that PSN again), a run too soon for any timer or started
   ambiguous kept flagged until later packets settle it (then the causes seen
   meanwhile that its retry covered were ignored, `rc_responses._covered_since`).
-- `_timeout_episode` and `_cause_episode`: a row taken back as the start of a run
-  (decided at the next request, `rc_pending`); `_run_from` what they and
-  `episode_start` share (`rc_shared._skipped_by_run` records a run's skip). Numba
-  functions, called (not inlined: rare).
+- `_timeout_episode`, `_cause_episode`: a row taken back as a run's start at the next
+  request (`rc_pending`; `rc_shared._run_from` what they share). Numba functions (rare).
 
 Rule functions (all but the Numba ones): blocks of `rc_kernel._pass`'s loop,
 called with the loop's names (see `rc_build`).
@@ -36,22 +34,11 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_shared import (
     AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR,
-    _next_nak, _pick_cause, _rnr_over, _rnr_waited, _skipped_by_run, _skipping_run,
+    _earlier_hole, _next_nak, _pick_cause, _rnr_over, _rnr_waited, _run_from,
+    _skipped_by_run, _skipping_run,
 )
 from ibwire.engines.rc_responses import _covered_since
 from ibwire.engines.rc_unseen import _drop_answered, _pin_restart, _unheard_acks, _unseen_implied
-
-@njit
-def _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn):
-    """Row r starts episode n_ep, a run up to the stream's front whose next request
-    (PSN u) continues it."""
-    episode[r] = n_ep
-    ep_cur[h] = n_ep
-    ep_active[h] = True
-    ep_end[h] = high[h]
-    ep_last[h] = upsn[r]
-    ep_next[h] = u
-
 
 @njit
 def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_active,
@@ -70,7 +57,7 @@ def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_
                                   r, h, upsn[r])
         if trig[r] >= 0:
             reason[r] = REASON_IMPLIED
-    _pin_restart(pin, cls, h, r, upsn[r])
+    _pin_restart(pin, hc, cls, upsn, syn, icrc, flags, trig, h, r, upsn[r])
     if reason[r] == REASON_TIMEOUT:
         counts[h, K_TIMEOUTS] += 1
     _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
@@ -88,6 +75,7 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     request continues it in order): the run's first resends (the cause's PSN up to
     r's) did not reach the tap. Unless `sure`, the cause stays pending (the start may
     still be a late copy). Returns the next episode number. (Rare: a plain call.)"""
+    _earlier_hole(cz, trig_u, trig_row, trig_kind, h, upsn[r])
     j = _pick_cause(cz, trig_kind[h], h, upsn[r], ts, syn, r)
     rnr_k = trig_kind[h] & T_RNR
     if j < 0:
@@ -117,7 +105,7 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
         if t >= 0:
             trig[r] = t
             _drop_answered(fifo, f_head, f_len, h, upsn[r])
-    _pin_restart(pin, cls, h, r, upsn[r])
+    _pin_restart(pin, hc, cls, upsn, syn, icrc, flags, trig, h, r, upsn[r])
     _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
     # (From the PSN of the cause it answers, as in `episode_start`; unless `sure`, a
     # skip in doubt.)
@@ -171,7 +159,7 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
     """A resend that starts a go-back-N episode: its cause and reason."""
     amb_run[h, 0] = -1
     if ep_active[h] and ep_next[h] < ep_end[h] and u < ep_next[h]:
-        # (Kept, should the next request show this start a copy: `rc_pending`.)
+        # (Kept, should the next request show this start a copy: `rc_pending_copies`.)
         amb_run[h, 0] = i
         amb_run[h, 1] = ep_cur[h]
         amb_run[h, 2] = ep_last[h]
@@ -194,6 +182,7 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         k &= ~T_RNR
     # The cause this restart answers (none: a timeout, or an implied NAK the tap
     # could not see).
+    _earlier_hole(cz, trig_u, trig_row, trig_kind, h, u)
     cz_j = _pick_cause(cz, k, h, u, ts, syn, i)
     if ep_active[h] and u > ep_last[h] and k & T_RNR and _rnr_waited(cz, syn, ts, h, i):
         cz_j = CZ_RNR   # a run the RNR NAK paused, resumed after its timer (`classify`)
@@ -224,7 +213,7 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         # this copy, quick after its last one, may be late or duplicated instead.
         # (A hole fill past a cause the requester acts on is held, `classify`.)
         flags[i] |= F_AMBIGUOUS
-    _pin_restart(pin, cls, h, i, u)
+    _pin_restart(pin, hc, cls, upsn, syn, icrc, flags, trig, h, i, u)
     if k & T_RNR:
         reason[i] = REASON_RNR
     elif k & T_NAK:

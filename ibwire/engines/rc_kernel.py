@@ -17,14 +17,14 @@ progress, and a FIFO of outstanding READ/atomic requests.
 This module keeps the state, the loop and the order in which the rules apply to
 a row. The rules are functions, blocks of the loop moved out verbatim and called
 with the loop's names: `rc_requests` (UC requests, the end of an RNR wait, new
-PSNs), `rc_pending` (what a request decides about a row the previous one left
-pending), `rc_copies` (a request below the highest PSN: held copies, late copies
-and originals, network duplicates), `rc_episodes` (resends and their go-back-N
-episodes; `rc_unseen`: what a restart shows the tap did not see) and
-`rc_responses` (ACK, NAK, RNR NAK, READ responses); `rc_shared` holds what they
-share. `rc_build` puts them back for Numba (`inline_rules`: each call replaced by
-the function's body, so the build is one flat loop, the same machine code as before
-the split) and makes the twin (`py_twin`).
+PSNs), `rc_pending` and `rc_pending_copies` (what a request decides about a row
+the previous one left pending), `rc_copies` (a request below the highest PSN:
+held copies, late copies and originals, network duplicates), `rc_episodes`
+(resends and their go-back-N episodes; `rc_unseen`: what a restart shows the tap
+did not see) and `rc_responses` (ACK, NAK, RNR NAK, READ responses); `rc_shared`
+holds what they share. `rc_build` puts them back for Numba (`inline_rules`: each
+call replaced by the function's body, so the build is one flat loop, the same
+machine code as before the split) and makes the twin (`py_twin`).
 
 The rule: after changing a rule module (or `rc_rules`), set `RC_HELPERS_DIGEST`.
 Numba's cache (`cache=True`) checks only THIS file's date and size, and the
@@ -62,9 +62,9 @@ from ibwire.engines.rc_copies import (
 )
 from ibwire.engines.rc_episodes import episode_start, resent, run_jump, run_step
 from ibwire.engines.rc_pending import (
-    amb_run_decided, copy_decided, jump_decided, late_decided, late_resend_decided, restart_left,
-    restart_shown,
+    jump_decided, late_decided, late_resend_decided, restart_left, restart_shown,
 )
+from ibwire.engines.rc_pending_copies import amb_run_decided, copy_decided
 from ibwire.engines.rc_requests import (
     nak_reached, new_request, rnr_wait_over, uc_request, unseen_read, unseen_retry,
 )
@@ -72,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "bd6a66444006"
+RC_HELPERS_DIGEST = "46504d542ecd"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -117,6 +117,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     min_rtt = np.full(n_hc, -1, dtype=np.int64)
     rtt_fb = np.zeros(n_hc, dtype=np.bool_)           # min_rtt is no Karn sample yet
     min_gap = np.full(n_hc, -1, dtype=np.int64)       # least time between two new requests
+    run_gap = np.full(n_hc, -1, dtype=np.int64)       # ... between two packets of a run
     new_row = np.full(n_hc, -1, dtype=np.int64)       # latest request past the highest PSN
     last_resp = np.full(n_hc, -1, dtype=np.int64)     # previous response row, if no request since
     rr_row = np.full(n_hc, -1, dtype=np.int64)        # latest READ response row (any)
@@ -220,6 +221,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 # Two new requests in a row, in order: the requester's own pace
                 # (a network copy or a late one never makes this pair).
                 min_gap[h] = ts[i] - ts[prev_req]
+            elif d < 0 and prev_req >= 0 and ep_active[h] and u == ep_next[h] and \
+                    episode[prev_req] == ep_cur[h] and not 0 <= run_gap[h] <= ts[i] - ts[prev_req]:
+                run_gap[h] = ts[i] - ts[prev_req]
             if d >= 0:
                 new_row[h] = i
             if head[h] < 0:
@@ -234,9 +238,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, gaps, rgaps,
                                 rgap_at, late_row, late_next, late_cause, soon, soon_rows, ep_amb,
                                 ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d, seen, n_ep)
-            jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
-                         trig_kind, cz, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next,
-                         rgaps, rgap_at, jmp, delays, i, h, u, d, seen)
+            jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap,
+                         counts, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u, ep_active, ep_last,
+                         ep_cur, ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, i, h, u,
+                         d, seen)
             n_ep = late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags,
                                        episode, trig, reason, counts, high, acked, trig_u, trig_row,
                                        trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,

@@ -13,11 +13,8 @@ pending (each is decided at the next request of its half-connection, then droppe
 - The late resend of a run that skipped its PSN: the start of a timeout run if
   this request resends the PSN after it (not when it repeated, at once, the run in
   progress's latest resend and this request goes on with that run).
-- A timeout restart taken with doubt amid a run (or too soon for any timer): a
-  copy if this request goes on with the run it cut short.
-- A network copy (a quick copy, or one held back past a pending cause's PSN): the
-  start of a resend run (a timeout's, or the pending cause's) if this request
-  continues it in order, unless the copy repeated the request just before it.
+- Copies (a network copy, a timeout restart taken with doubt amid a run):
+  `rc_pending_copies`.
 - A restart at a PSN that no cause proved yet: shown one (`known`) if this request
   continues it in order.
 
@@ -28,17 +25,15 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_COPY, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY,
-    GAP_RING, K_COPIES, K_GBN, K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, K_TIMEOUTS,
-    MIN_ACK_TIMEOUT_NS, REASON_IMPLIED, REASON_NAK_SEQ, REASON_TIMEOUT,
+    F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, GAP_RING, K_LATE, K_LOST_BEFORE,
+    K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_NAK_SEQ,
 )
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_MAYBE, T_IMPLIED, T_NAK, T_RNR, _skipped_by_run,
+    CZ_IMPLIED, CZ_NAK, SKIP_MAYBE, T_IMPLIED, T_NAK, _originals_in, _skipped_by_run,
     _skipped_since, _skipping_run,
 )
-from ibwire.engines.rc_unseen import _unseen_implied
 
 
 def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason, counts, high,
@@ -107,9 +102,9 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
     return n_ep
 
 
-def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts, trig_u,
-                 trig_kind, cz, nak_u, rnr_u, ep_active, ep_last, ep_cur, ep_next, rgaps, rgap_at,
-                 jmp, delays, i, h, u, d, seen):
+def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts,
+                 trig_u, trig_row, trig_kind, cz, nak_u, rnr_u, ep_active, ep_last, ep_cur,
+                 ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, i, h, u, d, seen):
     """A run packet past the run's next PSN: a late copy if the run resumes there now."""
     r = jmp[h, 0]
     if r >= 0:
@@ -122,8 +117,13 @@ def jump_decided(upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, count
         # shortest ACK timeout before (else the run jumped, its next PSN delayed).
         # (Not an implied NAK the requester ignores, a retry covering it: no restart
         # answers it.)
+        # (Not one so recent that a run from its PSN, at the requester's fastest pace
+        # yet, could not have sent the packets before this one.)
+        jd_gap = run_gap[h] if 0 <= run_gap[h] < min_gap[h] or min_gap[h] < 0 else min_gap[h]
         cause_named = trig_u[h] == u or nak_u[h] == u or rnr_u[h] == u or \
-            (0 <= trig_u[h] <= u and trig_kind[h] & T_IMPLIED != 0 and cz[h, CZ_IMPLIED, 2] == 0)
+            (0 <= trig_u[h] <= u and trig_kind[h] & T_IMPLIED != 0 and cz[h, CZ_IMPLIED, 2] == 0
+             and not ts[i] - ts[trig_row[h]] < jd_gap * _originals_in(
+                 hc, cls, upsn, first_tx, h, trig_u[h], u, i - 1))
         fresh = first_tx[r] == r or ts[r] - ts[prev_tx[r]] < MIN_ACK_TIMEOUT_NS
         # A sequence NAK for an earlier PSN that came after the packet past, and that
         # the requester acts on: its restart may be what resends this PSN (its first
@@ -225,151 +225,6 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
             if u > lr_next[h]:
                 _skipped_by_run(h, lr_next[h], u, ep_cur[h], i, rgaps, rgap_at, SKIP_MAYBE)
     return n_ep
-
-
-def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, episode, trig, reason,
-                 counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last,
-                 ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, copy_row, copy_next,
-                 copy_cause, soon, soon_rows, ep_amb, ep_row, delays, back2back, pin, fifo, f_head,
-                 f_len, min_gap, i, h, u, d, seen, n_ep):
-    """A network copy left pending: a resend run's start if this request continues it."""
-    q = copy_row[h]
-    if q >= 0:
-        copy_row[h] = -1
-        # (Promptly: a run goes out back to back; a pause as long as the shortest
-        # ACK timeout means the requester's timer restarted at this request. A
-        # first copy at the tap, its original lost before it, goes on with a run
-        # as well; or it is the original, delayed: then flagged, below.)
-        # (Not when a sequence NAK seen since the copy names a PSN from the copy's to
-        # this one, and no cause was pending at the copy: a restart passes the tap
-        # after its NAK, so the copy was no restart, and this run is the NAK's. Unless
-        # the copy before it was a restart taken with doubt: this copy may be it.)
-        nak_after = not copy_cause[h] and not flags[ref[q]] & F_AMBIGUOUS and \
-            trig_kind[h] & T_NAK != 0 and \
-            cz[h, CZ_NAK, 1] > q and upsn[q] <= cz[h, CZ_NAK, 0] <= u and cz[h, CZ_NAK, 2] == 0
-        # (Nor when this request is at the PSN a NAK seen before the copy names, with
-        # no cause pending at the copy: that NAK's restart; the NAK acknowledged the
-        # copy's PSN, and no timer fires as soon as the copy came. Again unless the
-        # copy before it was a restart taken with doubt.)
-        nak_next = not copy_cause[h] and not flags[ref[q]] & F_AMBIGUOUS and \
-            trig_kind[h] & T_NAK != 0 and \
-            cz[h, CZ_NAK, 0] == u and cz[h, CZ_NAK, 1] < q and cz[h, CZ_NAK, 2] == 0
-        # (A later PSN, those between lost before the tap, only if the requester had
-        # the time to send them all since the copy, at the least pace it has shown.)
-        in_order = d < 0 and not back2back[h] and not nak_after and not nak_next and \
-            ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS and \
-            (u == copy_next[h] or (u > copy_next[h] and acked[h] <= upsn[q] and
-                                   ts[i] - ts[q] >= (u - copy_next[h]) * min_gap[h]))
-        if in_order and ep_active[h] and u == ep_next[h] and upsn[q] < ep_last[h]:
-            # It goes on with the run in progress, which had passed the copy's PSN:
-            # that run never stopped. The copy is the network's, or the delayed
-            # resend of an earlier run (one the tap cannot place): a resend in no
-            # episode, flagged.
-            flags[q] = (flags[q] & ~F_COPY) | F_RETX | F_AMBIGUOUS
-            counts[h, K_COPIES] -= 1
-            counts[h, K_RETX] += 1
-            counts[h, K_RETX_BYTES] += paylen[q]
-            ref[q] = first_tx[q]
-        elif in_order:
-            # The next request resends the PSN after it (or a later one, those
-            # between lost before the tap; no ACK let a restart begin past the
-            # copy): an in-order run, which the network does not make. The copy
-            # started a resend run whose cause the tap did not see (e.g. a
-            # response the capture missed).
-            flags[q] = (flags[q] & ~(F_COPY | F_AMBIGUOUS)) | F_RETX | F_EPISODE
-            if delays[h] or u > copy_next[h] or not seen:
-                # ... unless two late copies in a row: this network delays
-                # (or the run skips: a duplicate, then another resend).
-                flags[q] |= F_AMBIGUOUS
-            elif not copy_cause[h] and ts[q] - ts[first_tx[q]] < MIN_ACK_TIMEOUT_NS:
-                # Too soon for the requester's timer: a cause the tap missed,
-                # or two late copies in a row.
-                flags[q] |= F_AMBIGUOUS
-                soon[h] = 1
-                soon_rows[h, 0] = q
-            counts[h, K_COPIES] -= 1
-            ref[q] = first_tx[q]
-            if copy_cause[h] and upsn[q] == rnr_u[h] and cz[h, CZ_RNR, 1] < q:
-                # The restart at the refused PSN before the RNR timer: the RNR NAK
-                # never reached the requester; it answers the other cause. (One
-                # since refused this restart: its retry is still to come.)
-                rnr_u[h] = -1
-                trig_kind[h] &= ~T_RNR
-            if copy_cause[h] and 0 <= trig_u[h] <= upsn[q] and trig_kind[h] != 0:
-                n_ep = _cause_episode(q, h, u, n_ep, counts, paylen, reason, episode,
-                                      trig, ep_cur, ep_active, ep_end, ep_last,
-                                      ep_next, high, upsn, ts, syn, trig_u, trig_row, trig_kind, cz,
-                                      nak_new, rnr_u, retrying, rgaps, rgap_at,
-                                      u <= copy_next[h], hc, cls, icrc, flags, pin,
-                                      fifo, f_head, f_len)
-            else:
-                n_ep = _timeout_episode(q, h, u, n_ep, counts, paylen, reason, episode,
-                                        ep_cur, ep_active, ep_end, ep_last, ep_next,
-                                        retrying, high, upsn, hc, cls, icrc, ts,
-                                        flags, trig, pin, syn)
-            ep_amb[h] = delays[h]
-            ep_row[h] = q
-            if u > copy_next[h]:
-                # (The PSNs between, lost or delayed before the tap: a later copy of
-                # one may be this run's resend, late; only a possible skip, as for a
-                # run's jump past its front, `rc_requests.new_request`.)
-                _skipped_by_run(h, copy_next[h], u, ep_cur[h], i, rgaps, rgap_at, SKIP_MAYBE)
-        else:
-            delays[h] = True    # the network's copy: this network delays copies
-    return n_ep
-
-
-def amb_run_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ref, episode, trig,
-                    reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next, rgaps, rgap_at,
-                    ep_amb, ep_row, amb_run, pin, i, h, u, d):
-    """A timeout restart taken with doubt while a run was under way: a copy if this
-    request goes on with that run; else a restart, and for a READ or atomic, maybe
-    the implied NAK of a response lost after the tap (`_unseen_implied`)."""
-    r = amb_run[h, 0]
-    if r >= 0:
-        amb_run[h, 0] = -1
-        # (Doubtful too: a timeout restart sooner than any timer after the PSN's last
-        # copy, as no cause the requester acts on is pending; not a READ or atomic,
-        # whose response lost after the tap may be an implied NAK, nor a PSN an
-        # earlier run skipped, whose resend it may be, delayed, unless it repeats
-        # the latest packet of the run it cut short.)
-        q = prev_tx[r]
-        no_timer = reason[r] == REASON_TIMEOUT and q < r and \
-            ts[r] - ts[q] < MIN_ACK_TIMEOUT_NS and not cls[r] & (C_READ_REQ | C_ATOMIC_REQ) and (
-                (episode[q] == amb_run[h, 1] and upsn[r] == amb_run[h, 2]) or
-                _skipping_run(rgaps, h, upsn[r], -1, episode[r]) < 0)
-        if d < 0 and u == amb_run[h, 3] and episode[r] == ep_cur[h] and \
-                (flags[r] & F_AMBIGUOUS or no_timer) and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS:
-            # The request after it resends the PSN the earlier run had reached, at
-            # once: a restart goes on from its own PSN, so that run never stopped,
-            # and the doubtful start was the network's copy of an earlier packet.
-            flags[r] = (flags[r] & ~(F_RETX | F_EPISODE)) | F_COPY
-            ref[r] = prev_tx[r]
-            episode[r] = -1
-            reason[r] = 0
-            trig[r] = -1
-            counts[h, K_RETX] -= 1
-            counts[h, K_RETX_BYTES] -= paylen[r]
-            counts[h, K_GBN] -= 1
-            counts[h, K_TIMEOUTS] -= 1
-            counts[h, K_COPIES] += 1
-            ep_active[h] = True
-            ep_cur[h] = amb_run[h, 1]
-            ep_last[h] = amb_run[h, 2]
-            ep_next[h] = amb_run[h, 3]
-            ep_end[h] = amb_run[h, 4]
-            rgap_at[h] = amb_run[h, 5]      # (the skip it recorded was none)
-            ep_row[h] = amb_run[h, 6]
-            ep_amb[h] = False
-        elif cls[r] & (C_READ_REQ | C_ATOMIC_REQ) and reason[r] == REASON_TIMEOUT:
-            # Asked as at the restart: with the hold of the restart before it (kept
-            # in `amb_run`), not its own, which came after every response it weighs.
-            t = _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, amb_run[:, AMB_PIN:],
-                                reason, trig, r, h, upsn[r])
-            if t >= 0:
-                trig[r] = t
-                reason[r] = REASON_IMPLIED
-                counts[h, K_TIMEOUTS] -= 1
 
 
 def restart_left(upsn, first_tx, flags, reason, high, ep_active, ep_next, ep_row, h, u, d,

@@ -2,15 +2,16 @@
 
 The AETH syndrome's parts, the pending retry causes (bits of `trig_kind`), the ICRC
 status of a damaged packet, marking a row with a flag and counting it, the least
-wait an RNR NAK asks for, and which earlier resend run skipped a PSN. (How the rule
-modules make up the kernel: `rc_build`.)
+wait an RNR NAK asks for, which earlier resend run skipped a PSN, how many packets a
+run sends to cover some PSNs, and a run's start. (How the rule modules make up the
+kernel: `rc_build`.)
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-from ibwire.analysis.rc_rules import GAP_RING, MAX_REACTION_NS, READ_FIFO, RNR_TIMER_NS
+from ibwire.analysis.rc_rules import C_REQUEST, GAP_RING, MAX_REACTION_NS, READ_FIFO, RNR_TIMER_NS
 from ibwire.headers.extended import AETH
 
 # The AETH syndrome's parts, from the layout's overlays (type, then the 5-bit value:
@@ -28,6 +29,7 @@ AMB_PIN = 7
 # How sure a resend run's skip is (`rgaps[..., 4]`): the run was one; it may have been
 # late copies; or a hole left as it ended, which it may have resent unseen.
 SKIP_SURE, SKIP_DOUBT, SKIP_MAYBE = 0, 1, 2
+SCAN_ROWS = 4096        # rows a rare backward search looks through
 
 
 @njit(inline="always")
@@ -156,6 +158,35 @@ def _rnr_over(syn, ts, row, i):
 def _rnr_waited(cz, syn, ts, h, i):
     """Whether row i comes at least the pending RNR NAK's timer after it."""
     return _rnr_over(syn, ts, cz[h, CZ_RNR, 1], i)
+
+
+@njit(inline="always")
+def _earlier_hole(cz, trig_u, trig_row, trig_kind, h, u):
+    """A restart at PSN u, the earliest hole pending (`trig_u`), while the implied-NAK
+    cause names a later READ's hole that the same response showed: the requester
+    had not the earlier READ's responses after all (the capture may have missed
+    them: hence the later hole is kept), and restarts at the first one missing (IBA
+    9.7.4.1.5): the cause names u."""
+    if trig_kind[h] & T_IMPLIED and trig_u[h] == u and trig_row[h] >= 0 and \
+            cz[h, CZ_IMPLIED, 0] > u and cz[h, CZ_IMPLIED, 1] == trig_row[h] and \
+            not (trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == u) and \
+            not (trig_kind[h] & T_RNR and cz[h, CZ_RNR, 0] == u):
+        cz[h, CZ_IMPLIED, 0] = u
+        cz[h, CZ_IMPLIED, 1] = trig_row[h]
+        cz[h, CZ_IMPLIED, 2] = 0
+
+
+@njit
+def _originals_in(hc, cls, upsn, first_tx, h, lo, hi, row):
+    """How many packets first sent PSNs lo..hi-1 (their originals the tap saw, up to
+    row): a resend run sends as many to cover them (a READ takes many PSNs in one)."""
+    n = 0
+    for q in range(row, max(row - SCAN_ROWS, -1), -1):
+        if hc[q] == h and cls[q] & C_REQUEST and first_tx[q] == q:
+            if upsn[q] < lo:
+                break       # (originals go in PSN order)
+            n += upsn[q] < hi
+    return n
 
 
 @njit
@@ -289,3 +320,15 @@ def _answered_since(fifo, h, u, row, latest):
         if fifo[h, s, 2] == u and fifo[h, s, 3] > row:
             hit = True
     return best > row and best_end == u if latest else hit
+
+
+@njit
+def _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn):
+    """Row r starts episode n_ep, a run up to the stream's front whose next request
+    (PSN u) continues it."""
+    episode[r] = n_ep
+    ep_cur[h] = n_ep
+    ep_active[h] = True
+    ep_end[h] = high[h]
+    ep_last[h] = upsn[r]
+    ep_next[h] = u

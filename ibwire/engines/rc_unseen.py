@@ -7,7 +7,7 @@ never got the ACKs of that PSN the tap saw well before it (`_unheard_acks`); a
 restart at the PSN a NAK names had every READ response before it (`_drop_answered`);
 a restart at a READ leaves the requester waiting for that READ's response before any
 later ACK counts (`_pin_restart`). Numba functions the episode rules call
-(`rc_episodes`, `rc_pending`; rare: not inlined).
+(`rc_episodes`, `rc_pending_copies`; rare: not inlined).
 """
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
@@ -16,8 +16,8 @@ from numba import njit
 
 from ibwire.analysis.rc_rules import (
     C_ACK, C_ATOMIC_ACK, C_ATOMIC_REQ, C_READ_REQ, C_READ_RESP, C_REQUEST, C_RESPONSE,
-    F_AMBIGUOUS, F_EPISODE, F_LOST_AFTER, K_LOST_AFTER, MAX_REACTION_NS, READ_FIFO, SYN_ACK,
-    REASON_RNR, SYN_NAK, SYN_RNR,
+    F_AMBIGUOUS, F_EPISODE, F_LOST_AFTER, K_LOST_AFTER, MAX_REACTION_NS, MIN_ACK_TIMEOUT_NS,
+    READ_FIFO, REASON_RNR, SYN_ACK, SYN_NAK, SYN_RNR,
 )
 from ibwire.engines.rc_shared import (
     CRC_BAD, SYN_VALUE_MASK, SYN_VALUE_SHIFT, _syn_kind,
@@ -75,6 +75,11 @@ def _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, tr
                     counts[h, K_LOST_AFTER] += 1
                 best = after
             elif best < 0:
+                q = _last_copy(hc, cls, upsn, i, h, u)
+                if q >= 0 and ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS:
+                    # Too soon after u was last sent for a timer: the restart answers
+                    # a hole shown before; this response came after it was decided.
+                    continue
                 return -1
             # An earlier copy of the response at u was lost after the tap as well
             # (the requester restarts there): a hole shown after it showed first.
@@ -93,17 +98,43 @@ def _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, tr
 
 
 @njit
-def _pin_restart(pin, cls, h, r, u):
+def _last_copy(hc, cls, upsn, i, h, u):
+    """The latest row before row i that restarted the requester's timer for PSN u: a
+    request at u, or the response at u - 1 (the READ covering u making progress up to
+    it; a READ re-requested part-way has no request of its own at u). -1: none."""
+    for r in range(i - 1, max(i - _LOOK_BACK, 0) - 1, -1):
+        if hc[r] == h and ((cls[r] & C_REQUEST and upsn[r] == u) or (
+                cls[r] & (C_READ_RESP | C_ATOMIC_ACK) and upsn[r] == u - 1)):
+            return r
+    return -1
+
+
+@njit
+def _pin_restart(pin, hc, cls, upsn, syn, icrc, flags, trig, h, r, u):
     """Row r restarts at PSN u: a READ or atomic there leaves the requester's oldest
     unacknowledged PSN at u until its own response comes, whatever ACKs of later PSNs
     the tap saw (they are blocked behind it, IBA 9.7.4.1.5); any other restart ends an
     earlier one's hold. (While the start may be a late or duplicated copy, flagged,
-    the hold does not count: its response may never come.)"""
+    the hold does not count: its response may never come.) A response at u that came
+    after the hole shown that the restart answers (row trig[r], an ACK or a response)
+    and before the restart went out reached the requester first: it holds nothing
+    (the retry was already due). (After a NAK naming u, no response at u can come
+    before the restart: the responder had not u.)"""
     if cls[r] & (C_READ_REQ | C_ATOMIC_REQ):
         pin[h, 0] = u
         pin[h, 1] = r
         pin[h, 2] = -1
         pin[h, 3] = u
+        t = trig[r]
+        shown = t >= 0 and (cls[t] & (C_READ_RESP | C_ATOMIC_ACK) != 0 or (
+            cls[t] & C_ACK != 0 and _syn_kind(syn[t]) == SYN_ACK))
+        lo = max(t, r - _LOOK_BACK) if shown else r
+        for q in range(r - 1, lo, -1):
+            if hc[q] == h and cls[q] & (C_READ_RESP | C_ATOMIC_ACK) and upsn[q] == u and \
+                    icrc[q] != CRC_BAD and not flags[q] & F_LOST_AFTER:
+                pin[h, 0] = -1
+                pin[h, 2] = q
+                break
     elif pin[h, 0] >= 0:
         pin[h, 0] = -1
         pin[h, 2] = r

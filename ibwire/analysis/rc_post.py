@@ -1,0 +1,94 @@
+"""RC engine, whole-capture rules run after the kernel: episodes whose cause the tap
+did not see, told apart with what came after them.
+
+An episode that starts sooner after its PSN's previous copy than any local ACK
+timeout (4.096 us x 2^n, n >= 1: `MIN_ACK_TIMEOUT_NS`) with no cause seen was no
+timeout: it answers a hole the requester was shown. If the requester's next
+restart goes back below it, to a READ or atomic whose response the tap saw pass,
+the requester never had that response (lost after the tap): the earlier restart
+began there too (those resends lost before the tap) and answered the implied NAK of
+the first response past it (IBA 9.7.4.1.5). (A sequence NAK naming the PSN it
+restarted at would have acknowledged everything below.) Otherwise it answers a NAK
+the tap did not see: a sequence NAK, or for a READ or atomic an implied NAK, with
+no cause frame. Not on a stream whose network has shown copies delayed or
+duplicated: there the tap's order need not be the order they were sent in.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ibwire.analysis import rc_rules as R
+from ibwire.engines.rc_shared import CRC_BAD, SYN_TYPE_MASK, SYN_TYPE_SHIFT
+
+if TYPE_CHECKING:
+    from ibwire.analysis.rc import RcResult
+
+LOOK_BACK = 4096          # rows searched for the response the restart shows missing
+
+
+def unseen_causes(res: RcResult, prev: np.ndarray, ts: np.ndarray, cls: np.ndarray) -> None:
+    """Give a cause to each episode start too soon for a timeout (see the module)."""
+    rows = np.flatnonzero(((res.flags & R.F_EPISODE) != 0) & (res.reason == R.REASON_TIMEOUT)
+                          & (res.trig < 0))
+    hc = res.streams.hc
+    calm = (res.counts[:, R.K_LATE] == 0) & (res.counts[:, R.K_COPIES] == 0)
+    rows = rows[calm[hc[rows]]]
+    p = prev[rows]
+    rows = rows[(p >= 0) & (p < rows) & (ts[rows] - ts[np.maximum(p, 0)] < R.MIN_ACK_TIMEOUT_NS)]
+    if not len(rows):
+        return
+    np.subtract.at(res.counts[:, R.K_TIMEOUTS], hc[rows], 1)
+    read = (cls[rows] & (R.C_READ_REQ | R.C_ATOMIC_REQ)) != 0
+    res.reason[rows] = np.where(read, R.REASON_IMPLIED, R.REASON_NAK_SEQ)
+    # The next episode start of each row's stream: episode starts keyed by
+    # (stream, row), searched.
+    n = len(hc)
+    starts = np.flatnonzero((res.flags & R.F_EPISODE) != 0)
+    key = np.sort(hc[starts].astype(np.int64) * n + starts)
+    pos = np.searchsorted(key, hc[rows].astype(np.int64) * n + rows, side="right")
+    for i, p in zip(rows.tolist(), pos.tolist()):
+        if p >= len(key) or key[p] // n != hc[i]:
+            continue
+        j = int(key[p] % n)
+        m = int(res.upsn[j])
+        if m < res.upsn[i] and cls[j] & (R.C_READ_REQ | R.C_ATOMIC_REQ):
+            t = _hole_shown(res, cls, ts, i, m)
+            if t >= 0:
+                res.reason[i] = R.REASON_IMPLIED
+                res.trig[i] = t
+
+
+def _hole_shown(res: RcResult, cls: np.ndarray, ts: np.ndarray, i: int, m: int) -> int:
+    """The row of the first response past PSN m after the last response at m that
+    the tap saw before row i (within a requester's reaction of i): the implied NAK
+    of that response, which is then marked lost after the capture point. -1: none
+    (or an earlier restart at or below m comes first)."""
+    hc, upsn, flags = res.streams.hc, res.upsn, res.flags
+    icrc = res.cols["infiniband.invariant.crc.status"]
+    syn = res.cols["infiniband.aeth.syndrome"]
+    h = hc[i]
+    after = -1
+    for r in range(i - 1, max(i - LOOK_BACK, 0) - 1, -1):
+        if hc[r] != h:
+            continue
+        if cls[r] & R.C_REQUEST:
+            if upsn[r] <= m and flags[r] & R.F_EPISODE:
+                return -1
+            continue
+        if not cls[r] & R.C_RESPONSE or icrc[r] == CRC_BAD:
+            continue
+        if upsn[r] == m and cls[r] & (R.C_READ_RESP | R.C_ATOMIC_ACK):
+            if after < 0 or ts[i] - ts[after] >= R.MAX_REACTION_NS:
+                return -1
+            if not flags[r] & R.F_LOST_AFTER:
+                flags[r] |= R.F_LOST_AFTER
+                res.counts[h, R.K_LOST_AFTER] += 1
+            return after
+        kind = (int(syn[r]) >> SYN_TYPE_SHIFT) & SYN_TYPE_MASK
+        acks_m = upsn[r] == m and cls[r] & R.C_ACK and kind == R.SYN_ACK
+        if upsn[r] > m or acks_m:
+            after = r
+    return -1
