@@ -13,7 +13,8 @@ from ibwire.engines import rc_build as B
 from ibwire.engines import rc_kernel as K
 
 RULE_MODULES = {f"ibwire.engines.rc_{m}" for m in
-                ("requests", "pending", "copies", "episodes", "responses", "shared", "unseen")}
+                ("requests", "pending", "pending_copies", "copies", "episodes", "responses",
+                 "shared", "unseen")}
 
 
 def test_helper_digest_is_current():
