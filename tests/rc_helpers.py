@@ -87,6 +87,16 @@ def compare(path: Path, t: dict[str, Any]) -> tuple[RcResult, dict[str, tuple[se
     return res, {k: (ours[k] - truth[k], truth[k] - ours[k]) for k in ours}
 
 
+def exact(tmp: Path, seed: int, name: str = "rc_reorder", **kw: Any
+          ) -> tuple[dict[str, Any], RcResult]:
+    """Generate a capture, analyse it and check it equals the tap's-eye truth frame
+    for frame: (truth, result)."""
+    path, truth = generate(tmp, name, seed, **kw)
+    res, diff = compare(path, truth)
+    assert check_exact(truth, res, diff) == []
+    return truth, res
+
+
 def flags_of(res: RcResult, frame: int) -> set[str]:
     """The engine's flag names on a frame (1-based)."""
     return set(R.flag_names(int(res.flags[frame - 1])))

@@ -5,14 +5,7 @@ capture equals the tap's-eye truth."""
 
 from __future__ import annotations
 
-from rc_helpers import check_exact, compare, flags_of, generate, start_of
-
-
-def _run(tmp_path, seed, name="rc_reorder", **kw):
-    path, truth = generate(tmp_path, name, seed, **kw)
-    res, diff = compare(path, truth)
-    assert check_exact(truth, res, diff) == []
-    return truth, res
+from rc_helpers import compare, exact, flags_of, generate, start_of
 
 
 def _delayed(truth, frame):
@@ -24,7 +17,7 @@ def test_a_first_copy_jumping_past_a_doubtful_run_is_in_doubt(tmp_path):
     whose cause the tap missed, or two late originals. 95 (..359, never seen)
     jumps past the run's next PSN: the run skipping PSNs, or one more late
     original (it is: the network delayed it with the other two)."""
-    truth, res = _run(tmp_path, 6006)
+    truth, res = exact(tmp_path, 6006)
     assert all(_delayed(truth, f) for f in (92, 93, 95))
     for f in (92, 93, 95):
         assert "ambiguous" in flags_of(res, f)
@@ -35,7 +28,7 @@ def test_two_late_copies_in_a_row_on_a_delaying_network_stay_in_doubt(tmp_path):
     NAK's resends of them (170, 171): in a row, they look like a run. The network
     had already shown it delays copies (160, a copy of ..284 no run followed), so
     the run start stays flagged however it goes on."""
-    truth, res = _run(tmp_path, 6087)
+    truth, res = exact(tmp_path, 6087)
     assert _delayed(truth, 160) and _delayed(truth, 211) and _delayed(truth, 212)
     assert "network_duplicate" in flags_of(res, 160)
     assert {"ambiguous"} <= flags_of(res, 211) and {"ambiguous"} <= flags_of(res, 212)
@@ -46,7 +39,7 @@ def test_an_ignored_nak_the_run_passed_starts_no_later_restart(tmp_path):
     The run resends ..43 (178) and goes on (179): the requester got there in
     order. 212, a late copy of ..43, is no restart for that NAK acted on after all
     (before: `nak_seq` at 173); it stays in doubt."""
-    truth, res = _run(tmp_path, 6010)
+    truth, res = exact(tmp_path, 6010)
     assert _delayed(truth, 212)
     assert "ambiguous" in flags_of(res, 212)
     assert start_of(res, 212) != ("nak_seq", 173)
@@ -56,7 +49,7 @@ def test_an_ignored_nak_is_acted_on_where_nothing_is_delayed(tmp_path):
     """No reordering: NAK 46 (..872) looked covered by the retry under way, and the
     run passed ..872 (52) 0.18 us after it, before the NAK can have reached the
     requester. The copy at ..872 right after the run (55) is that NAK's restart."""
-    truth, res = _run(tmp_path, 61112, name="rc_clean", ops={"send": 2, "write": 2, "read": 2},
+    truth, res = exact(tmp_path, 61112, name="rc_clean", ops={"send": 2, "write": 2, "read": 2},
                       sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.05, loss_before_tap=1,
                       rnr=0, corrupt=0, encap="roce1", connections=2, ack_every=4,
                       credits="count", pmtu=256, tx_depth=8, rnr_timer=12, cm=True, reorder=0,
