@@ -72,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "46504d542ecd"
+RC_HELPERS_DIGEST = "4e9f8673879d"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -223,7 +223,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 min_gap[h] = ts[i] - ts[prev_req]
             elif d < 0 and prev_req >= 0 and ep_active[h] and u == ep_next[h] and \
                     episode[prev_req] == ep_cur[h] and not 0 <= run_gap[h] <= ts[i] - ts[prev_req]:
-                run_gap[h] = ts[i] - ts[prev_req]
+                run_gap[h] = ts[i] - ts[prev_req]   # (resends may go faster than new data)
             if d >= 0:
                 new_row[h] = i
             if head[h] < 0:

@@ -77,8 +77,9 @@ def _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, tr
             elif best < 0:
                 q = _last_copy(hc, cls, upsn, i, h, u)
                 if q >= 0 and ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS:
-                    # Too soon after u was last sent for a timer: the restart answers
-                    # a hole shown before; this response came after it was decided.
+                    # Too soon for a timer after u was last sent (or its READ got the
+                    # response before u): the restart answers a hole shown before; this
+                    # response came after it was decided.
                     continue
                 return -1
             # An earlier copy of the response at u was lost after the tap as well
