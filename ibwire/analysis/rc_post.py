@@ -21,12 +21,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ibwire.analysis import rc_rules as R
-from ibwire.engines.rc_shared import CRC_BAD, SYN_TYPE_MASK, SYN_TYPE_SHIFT
+from ibwire.engines.rc_shared import CRC_BAD, SCAN_ROWS, _syn_kind
 
 if TYPE_CHECKING:
     from ibwire.analysis.rc import RcResult
-
-LOOK_BACK = 4096          # rows searched for the response the restart shows missing
 
 
 def unseen_causes(res: RcResult, prev: np.ndarray, ts: np.ndarray, cls: np.ndarray) -> None:
@@ -55,13 +53,13 @@ def unseen_causes(res: RcResult, prev: np.ndarray, ts: np.ndarray, cls: np.ndarr
         j = int(key[p] % n)
         m = int(res.upsn[j])
         if m < res.upsn[i] and cls[j] & (R.C_READ_REQ | R.C_ATOMIC_REQ):
-            t = _hole_shown(res, cls, ts, i, m)
+            t = _implied_nak_at(res, cls, ts, i, m)
             if t >= 0:
                 res.reason[i] = R.REASON_IMPLIED
                 res.trig[i] = t
 
 
-def _hole_shown(res: RcResult, cls: np.ndarray, ts: np.ndarray, i: int, m: int) -> int:
+def _implied_nak_at(res: RcResult, cls: np.ndarray, ts: np.ndarray, i: int, m: int) -> int:
     """The row of the first response past PSN m after the last response at m that
     the tap saw before row i (within a requester's reaction of i): the implied NAK
     of that response, which is then marked lost after the capture point. -1: none
@@ -71,7 +69,7 @@ def _hole_shown(res: RcResult, cls: np.ndarray, ts: np.ndarray, i: int, m: int) 
     syn = res.cols["infiniband.aeth.syndrome"]
     h = hc[i]
     after = -1
-    for r in range(i - 1, max(i - LOOK_BACK, 0) - 1, -1):
+    for r in range(i - 1, max(i - SCAN_ROWS, 0) - 1, -1):
         if hc[r] != h:
             continue
         if cls[r] & R.C_REQUEST:
@@ -87,8 +85,7 @@ def _hole_shown(res: RcResult, cls: np.ndarray, ts: np.ndarray, i: int, m: int) 
                 flags[r] |= R.F_LOST_AFTER
                 res.counts[h, R.K_LOST_AFTER] += 1
             return after
-        kind = (int(syn[r]) >> SYN_TYPE_SHIFT) & SYN_TYPE_MASK
-        acks_m = upsn[r] == m and cls[r] & R.C_ACK and kind == R.SYN_ACK
+        acks_m = upsn[r] == m and cls[r] & R.C_ACK and _syn_kind.py_func(syn[r]) == R.SYN_ACK
         if upsn[r] > m or acks_m:
             after = r
     return -1

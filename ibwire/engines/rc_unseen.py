@@ -20,10 +20,9 @@ from ibwire.analysis.rc_rules import (
     READ_FIFO, REASON_RNR, SYN_ACK, SYN_NAK, SYN_RNR,
 )
 from ibwire.engines.rc_shared import (
-    CRC_BAD, SYN_VALUE_MASK, SYN_VALUE_SHIFT, _syn_kind,
+    CRC_BAD, SCAN_ROWS, SYN_VALUE_MASK, SYN_VALUE_SHIFT, _syn_kind,
 )
 
-_LOOK_BACK = 4096       # rows searched for the response a READ's restart missed
 
 
 @njit
@@ -44,7 +43,7 @@ def _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, tr
     after = -1
     best = -1
     rnr_past = False
-    for r in range(i - 1, max(i - _LOOK_BACK, 0) - 1, -1):
+    for r in range(i - 1, max(i - SCAN_ROWS, 0) - 1, -1):
         if hc[r] != h:
             continue
         if cls[r] & C_REQUEST:
@@ -103,7 +102,7 @@ def _last_copy(hc, cls, upsn, i, h, u):
     """The latest row before row i that restarted the requester's timer for PSN u: a
     request at u, or the response at u - 1 (the READ covering u making progress up to
     it; a READ re-requested part-way has no request of its own at u). -1: none."""
-    for r in range(i - 1, max(i - _LOOK_BACK, 0) - 1, -1):
+    for r in range(i - 1, max(i - SCAN_ROWS, 0) - 1, -1):
         if hc[r] == h and ((cls[r] & C_REQUEST and upsn[r] == u) or (
                 cls[r] & (C_READ_RESP | C_ATOMIC_ACK) and upsn[r] == u - 1)):
             return r
@@ -129,7 +128,7 @@ def _pin_restart(pin, hc, cls, upsn, syn, icrc, flags, trig, h, r, u):
         t = trig[r]
         shown = t >= 0 and (cls[t] & (C_READ_RESP | C_ATOMIC_ACK) != 0 or (
             cls[t] & C_ACK != 0 and _syn_kind(syn[t]) == SYN_ACK))
-        lo = max(t, r - _LOOK_BACK) if shown else r
+        lo = max(t, r - SCAN_ROWS) if shown else r
         for q in range(r - 1, lo, -1):
             if hc[q] == h and cls[q] & (C_READ_RESP | C_ATOMIC_ACK) and upsn[q] == u and \
                     icrc[q] != CRC_BAD and not flags[q] & F_LOST_AFTER:
@@ -147,7 +146,7 @@ def _unheard_acks(hc, cls, syn, upsn, icrc, ts, flags, counts, lo, i, h, u):
     or later (and sequence NAK past u) the tap saw between them, longer than a
     requester's reaction before the restart, never reached the requester: its timer
     would not have fired. Marked lost after the capture point."""
-    for r in range(i - 1, max(lo, i - _LOOK_BACK), -1):
+    for r in range(i - 1, max(lo, i - SCAN_ROWS), -1):
         if hc[r] != h or not cls[r] & C_ACK or icrc[r] == CRC_BAD or \
                 ts[r] > ts[i] - MAX_REACTION_NS or flags[r] & F_LOST_AFTER:
             continue
