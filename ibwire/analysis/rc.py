@@ -17,7 +17,7 @@ import numpy as np
 
 from ibwire.analysis import rc_rules as R
 from ibwire.analysis.rc_pair import Streams, opclasses, pair_streams
-from ibwire.analysis.rc_post import unseen_causes
+from ibwire.analysis.rc_post import overtaken_starts, unseen_causes
 from ibwire.engines import rc_kernel as K
 from ibwire.engines import rc_prepass as prepass
 
@@ -76,7 +76,10 @@ def _episodes(res: RcResult) -> list[dict[str, Any]]:
     rows, ep = rows[order], ep[order]
     bounds = np.flatnonzero(np.diff(ep)) + 1
     for grp in np.split(rows, bounds):
-        start, last = int(grp[0]), int(grp[-1])
+        # The restart's first packet; a resend of it may have reached the tap first
+        # (`rc_post.overtaken_starts`).
+        lead = grp[(res.flags[grp] & R.F_EPISODE) != 0]
+        start, last = int(lead[0] if len(lead) else grp[0]), int(grp[-1])
         h = int(res.streams.hc[start])
         t = int(res.trig[start])
         hi = grp[np.argmax(res.upsn[grp])]
@@ -84,10 +87,10 @@ def _episodes(res: RcResult) -> list[dict[str, Any]]:
             "episode": int(res.episode[start]), "connection": res.streams.connection[h],
             "half_connection": h, "reason": R.REASON_NAMES[int(res.reason[start])],
             "trigger_frame": int(fn[t]) if t >= 0 else None,
-            "first_frame": int(fn[start]), "last_frame": int(fn[last]),
+            "first_frame": int(fn[grp[0]]), "last_frame": int(fn[last]),
             "first_psn": int(raw[start]), "last_psn": int(raw[hi]), "packets": len(grp),
-            "start_ns": int(ts[t] if t >= 0 else ts[start]),
-            "duration_ns": int(ts[last] - (ts[t] if t >= 0 else ts[start])),
+            "start_ns": int(ts[t] if t >= 0 else ts[grp[0]]),
+            "duration_ns": int(ts[last] - (ts[t] if t >= 0 else ts[grp[0]])),
             "delay_ns": _delay(res, start, t),
         })
     return out
@@ -156,4 +159,5 @@ def analyze(cols: dict[str, np.ndarray], *, use_numba: bool = True) -> RcResult:
     LAST_KERNEL_SECONDS = time.perf_counter() - t0
     res.rtt_ns = np.where(res.acked > 0, rtt, -1)
     unseen_causes(res, prev, ts, cls)
+    overtaken_starts(res, first, ts, cls, paylen)
     return res

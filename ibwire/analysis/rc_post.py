@@ -12,6 +12,12 @@ restarted at would have acknowledged everything below.) Otherwise it answers a N
 the tap did not see: a sequence NAK, or for a READ or atomic an implied NAK, with
 no cause frame. Not on a stream whose network has shown copies delayed or
 duplicated: there the tap's order need not be the order they were sent in.
+
+A copy taken for the network's that came right before an episode start, of the
+very request that follows the start's in PSN order, after the start's cause, may
+be the restart's second packet, its first delayed past it (a restart sends its
+PSNs in order, back to back): a resend of that episode, flagged (a duplicate the
+network made just then looks the same).
 """
 
 from __future__ import annotations
@@ -89,3 +95,38 @@ def _implied_nak_at(res: RcResult, cls: np.ndarray, ts: np.ndarray, i: int, m: i
         if upsn[r] > m or acks_m:
             after = r
     return -1
+
+
+def overtaken_starts(res: RcResult, first: np.ndarray, ts: np.ndarray, cls: np.ndarray,
+                     paylen: np.ndarray) -> None:
+    """Take a copy just before an episode start for that restart's second packet,
+    overtaking its first (see the module)."""
+    hc, flags, upsn = res.streams.hc, res.flags, res.upsn
+    req = np.flatnonzero(cls & R.C_REQUEST)
+    req = req[np.lexsort((req, hc[req]))]
+    nxt = _next_in_stream(req, hc, len(hc))
+    orig = req[first[req] == req]
+    nxt_orig = _next_in_stream(orig, hc, len(hc))
+    q = req[(flags[req] & R.F_COPY) != 0]
+    i = nxt[q]
+    ok = i >= 0
+    q, i = q[ok], i[ok]
+    ok = ((flags[i] & R.F_EPISODE) != 0) & (upsn[i] < upsn[q]) & \
+        (nxt_orig[first[i]] == first[q]) & (ts[i] - ts[q] < R.MIN_ACK_TIMEOUT_NS) & \
+        (res.trig[i] < q)
+    q, i = q[ok], i[ok]
+    flags[q] = (flags[q] & ~R.F_COPY) | R.F_RETX | R.F_AMBIGUOUS
+    res.episode[q] = res.episode[i]
+    res.ref[q] = first[q]
+    np.subtract.at(res.counts[:, R.K_COPIES], hc[q], 1)
+    np.add.at(res.counts[:, R.K_RETX], hc[q], 1)
+    np.add.at(res.counts[:, R.K_RETX_BYTES], hc[q], paylen[q])
+
+
+def _next_in_stream(rows: np.ndarray, hc: np.ndarray, n: int) -> np.ndarray:
+    """For rows sorted by (stream, row): each row's next of the same stream (-1 at a
+    stream's last), as an array over all n rows (-1 elsewhere)."""
+    out = np.full(n, -1, dtype=np.int64)
+    same = hc[rows[1:]] == hc[rows[:-1]]
+    out[rows[:-1][same]] = rows[1:][same]
+    return out

@@ -31,7 +31,7 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, SKIP_MAYBE, T_IMPLIED, T_NAK, _originals_in, _skipped_by_run,
+    CZ_IMPLIED, CZ_NAK, SKIP_MAYBE, T_IMPLIED, T_NAK, _originals_in, _skip_row, _skipped_by_run,
     _skipped_since, _skipping_run,
 )
 
@@ -124,7 +124,11 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
             (0 <= trig_u[h] <= u and trig_kind[h] & T_IMPLIED != 0 and cz[h, CZ_IMPLIED, 2] == 0
              and not ts[i] - ts[trig_row[h]] < jd_gap * _originals_in(
                  hc, cls, upsn, first_tx, h, trig_u[h], u, i - 1))
-        fresh = first_tx[r] == r or ts[r] - ts[prev_tx[r]] < MIN_ACK_TIMEOUT_NS
+        # (Or the resend of an earlier run that skipped its PSN less than that before,
+        # delayed: the tap never saw the copy it follows.)
+        jd_skip = _skip_row(rgaps, h, upsn[r], jmp[h, 3], ep_cur[h])
+        fresh = first_tx[r] == r or ts[r] - ts[prev_tx[r]] < MIN_ACK_TIMEOUT_NS or \
+            (jd_skip >= 0 and ts[r] - ts[jd_skip] < MIN_ACK_TIMEOUT_NS)
         # A sequence NAK for an earlier PSN that came after the packet past, and that
         # the requester acts on: its restart may be what resends this PSN (its first
         # packets lost before the tap), so the resume shows nothing.

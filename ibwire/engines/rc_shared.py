@@ -252,6 +252,18 @@ def _skipping_run(rgaps, h, u, slot, ep):
 
 
 @njit(inline="always")
+def _skip_row(rgaps, h, u, slot, ep):
+    """The latest row where a resend run (not episode `ep`, nor ring slot `slot`) was
+    seen going past PSN u, so sent it unseen or not at all (`SKIP_SURE`); -1 if none."""
+    got = -1
+    for g in range(GAP_RING):
+        if g != slot and rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 2] != ep and \
+                rgaps[h, g, 4] == SKIP_SURE and rgaps[h, g, 5] > got:
+            got = rgaps[h, g, 5]
+    return got
+
+
+@njit(inline="always")
 def _skipped_since(rgaps, h, u, ep):
     """Whether a resend run later than episode `ep` skipped PSN u (`rgaps`)."""
     for g in range(GAP_RING):

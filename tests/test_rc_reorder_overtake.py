@@ -1,0 +1,53 @@
+"""Wider random draws (`rc_clean` with reordering) where the network reordered a
+resend run's own packets (issue #13): a run's resend delayed past a later run, and a
+restart's first packet delayed past its second. Each capture now equals the tap's-eye
+truth; the frames below are checked one by one."""
+
+from __future__ import annotations
+
+from rc_helpers import exact, flags_of, start_of
+
+# Two draws of `tools`' wider sweep: one connection, reordering and loss on both sides.
+SEND_GRH = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (4096, 9000, 20000),
+            "loss": 0.05, "loss_before_tap": 0.3, "rnr": 0, "corrupt": 0.02,
+            "encap": "ib-grh", "connections": 1, "ack_every": 4, "credits": "unlimited",
+            "pmtu": 1024, "tx_depth": 16, "rnr_timer": 6, "cm": True, "reorder": 0.01,
+            "duplicate": 0.01, "messages": 20}
+MIXED_IB = {"ops": {"send": 2, "write": 2, "read": 2}, "sizes": (1, 2, 8), "loss": 0.05,
+            "loss_before_tap": 0.3, "rnr": 0.04, "corrupt": 0, "encap": "ib",
+            "connections": 1, "ack_every": 4, "credits": "unlimited", "pmtu": 1024,
+            "tx_depth": 2, "rnr_timer": 12, "cm": False, "reorder": 0.02, "duplicate": 0,
+            "messages": 20}
+
+
+def _reordered(truth, frame):
+    return frame in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+
+
+def test_a_skipped_resend_delayed_into_the_next_run_is_that_runs(tmp_path):
+    """The timeout run went from ..253 to ..256 (720): it skipped ..255. NAK 736's
+    run is at ..243 (756) when ..255 arrives (757), delayed 67 ms after the PSN's
+    previous copy the tap saw, but 3 us after the timeout run passed it; the NAK run
+    goes on at ..244 (758). 757 is the timeout run's resend, late; the NAK run never
+    jumped, and NAK 755 (..234) starts the next run at 760 (before: 757 a jump, 758
+    a restart for NAK 755, 760 a timeout)."""
+    truth, res = exact(tmp_path, 56188, name="rc_clean", **SEND_GRH)
+    assert _reordered(truth, 757)
+    assert {"retransmission", "ambiguous"} <= flags_of(res, 757)
+    assert "psn_gap" not in flags_of(res, 757)
+    assert res.episode[756] == res.episode[719] != res.episode[757]
+    assert "go_back_n" not in flags_of(res, 758) and res.episode[757] == res.episode[755]
+    assert start_of(res, 760) == ("nak_seq", 755)
+
+
+def test_a_restart_whose_first_packet_came_after_its_second(tmp_path):
+    """ACK 11 covers ..778 while READ ..777's response was lost after the tap (9): an
+    implied NAK. The restart resends ..777 and ..778; the tap sees ..778 first (12)
+    and the READ 3 us later (14, delayed). 12 is that restart's resend, not the
+    network's copy (before: `network_duplicate`, a resend missed)."""
+    truth, res = exact(tmp_path, 59990, name="rc_clean", **MIXED_IB)
+    assert _reordered(truth, 14)
+    assert start_of(res, 14) == ("implied_nak", 11)
+    assert {"retransmission", "ambiguous"} <= flags_of(res, 12)
+    assert "network_duplicate" not in flags_of(res, 12)
+    assert res.episode[11] == res.episode[13]
