@@ -1,7 +1,8 @@
-"""Wider random draws (`rc_clean` with reordering) where the network reordered a
-resend run's own packets (issue #13): a run's resend delayed past a later run, and a
-restart's first packet delayed past its second. Each capture now equals the tap's-eye
-truth; the frames below are checked one by one."""
+"""Captures where the network reordered a resend run's own packets, or delayed
+originals into one (issue #13): a run's resend delayed past a later run, a restart's
+first packet delayed past its second, four late originals looking like a run, two
+copies of one PSN back to back. Each capture now equals the tap's-eye truth; the
+frames below are checked one by one."""
 
 from __future__ import annotations
 
@@ -51,3 +52,41 @@ def test_a_restart_whose_first_packet_came_after_its_second(tmp_path):
     assert {"retransmission", "ambiguous"} <= flags_of(res, 12)
     assert "network_duplicate" not in flags_of(res, 12)
     assert res.episode[11] == res.episode[13]
+
+
+def test_late_originals_that_look_like_a_run_stay_in_doubt_past_a_jump(tmp_path):
+    """Four originals the network delayed 3 us (214 ..620, 215 ..621, 216 ..623, 219
+    ..629) come with no cause seen, too soon for a timer: a run with its start in
+    doubt, or late copies. After the jump at 216, 219 (a first copy past the run's
+    next PSN) is in doubt as well (before: taken for the run's resend)."""
+    truth, res = exact(tmp_path, 10050)
+    assert all(_reordered(truth, f) for f in (214, 215, 216, 219))
+    for f in (214, 215, 216, 219):
+        assert "ambiguous" in flags_of(res, f), f
+    assert start_of(res, 221) == ("nak_seq", 220)
+
+
+def test_a_late_copy_may_be_the_original_the_tap_never_saw(tmp_path):
+    """The tap never saw ..492's original: 100 (..493) showed its hole, and the first
+    copy there, 117, is NAK 97's resend. NAK 124's run skipped ..492 (131: ..491 to
+    ..494). 141, a copy of ..492 2.9 us after the hole showed, is that run's resend,
+    late, or the original, delayed (the truth): flagged (before: the run's resend)."""
+    truth, res = exact(tmp_path, 11005)
+    assert _reordered(truth, 141)
+    assert "psn_gap" in flags_of(res, 100) and "psn_gap" in flags_of(res, 131)
+    assert {"retransmission", "ambiguous"} <= flags_of(res, 141)
+    assert start_of(res, 148) == ("nak_seq", 143)
+
+
+def test_two_copies_of_a_psn_back_to_back_in_a_run(tmp_path):
+    """Implied NAK 230's run resends ..487 (235) and a copy of ..487 follows at once
+    (238), then the run goes on (245: ..488). ..487's first copy at the tap was a
+    resend, so its original was still unaccounted for: 235 may be it, delayed, and
+    238 the run's (the truth), or 238 the network's copy: both flagged. The same at
+    ..495 (257, 259). (Before: 235 and 257 the run's, 238 and 259 copies.)"""
+    truth, res = exact(tmp_path, 11129)
+    for first, second in ((235, 238), (257, 259)):
+        assert _reordered(truth, first)
+        assert "ambiguous" in flags_of(res, first) and "ambiguous" in flags_of(res, second)
+    assert start_of(res, 245) == ("implied_nak", 230)
+    assert "ambiguous" not in flags_of(res, 245)

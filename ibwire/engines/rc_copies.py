@@ -31,7 +31,7 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_shared import (
     CZ_NAK, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since, _in_read_before,
-    _mark, _named_at, _rnr_over, _spent_only,
+    _mark, _named_at, _rnr_over, _skip_row, _spent_only,
 )
 
 
@@ -180,7 +180,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
 
 
 def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row, i, h, u, seen,
-                   cause, run, quick, unsure, stale, copy, held, in_gap, prev_req):
+                   cause, run, quick, unsure, stale, copy, held, in_gap, prev_req, first_tx, gaps):
     """The earlier resend run that skipped this PSN, if no restart can have sent it now."""
     late_rerun = -1
     late_amb = False
@@ -222,6 +222,14 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
                 # the tap may as well be the original, delayed (the run's
                 # resend then lost before the tap).
                 late_amb = rgaps[h, g, 4] != SKIP_SURE or not seen or resent_ep >= late_rerun
+                if flags[first_tx[i]] & F_RETX:
+                    # Nor had the tap seen the original (its first copy there a
+                    # resend): with its hole shown less than the shortest ACK timeout
+                    # before, this may be that original, delayed.
+                    for k in range(GAP_RING):
+                        if gaps[h, k, 0] <= u < gaps[h, k, 1] and \
+                                ts[i] - ts[gaps[h, k, 2]] < MIN_ACK_TIMEOUT_NS:
+                            late_amb = True
                 if resent_ep == late_rerun:
                     # The copy before was taken for that run's resend already; a
                     # run sends a PSN once, so one of the two is a copy: both flagged.
@@ -289,7 +297,8 @@ def stale_original(paylen, first_tx, prev_tx, ts, flags, ref, counts, gaps, i, h
 
 
 def network_copy(first_tx, prev_tx, flags, ref, counts, acked, copy_row, copy_next, copy_cause,
-                 back2back, ep_active, ep_last, i, h, c, u, consume, b2b, held):
+                 back2back, ep_active, ep_last, ep_cur, rgaps, i, h, c, u, consume, b2b, held,
+                 delays):
     """A network duplicate, held back for the next request to decide."""
     # The network duplicated it (unless the next request continues it).
     flags[i] |= F_COPY
@@ -310,11 +319,18 @@ def network_copy(first_tx, prev_tx, flags, ref, counts, acked, copy_row, copy_ne
         ep_last[h] == u
     if rerun:
         flags[i] |= F_AMBIGUOUS
-    if held or (b2b and (flags[prev_tx[i]] & F_AMBIGUOUS or fill)):
+    # Right after the run's latest resend, on a network seen delaying copies, when a
+    # copy of the PSN the tap has not seen was sent before (the original, its first
+    # copy at the tap a resend; or an earlier run's resend, that run seen skipping
+    # it): that resend may as well have been that copy, late, and this one the run's.
+    late_pair = b2b and delays[h] and ep_active[h] and ep_last[h] == u and \
+        flags[prev_tx[i]] & F_RETX and (flags[first_tx[i]] & F_RETX or
+                                         _skip_row(rgaps, h, u, -1, ep_cur[h]) >= 0)
+    if held or (b2b and (flags[prev_tx[i]] & F_AMBIGUOUS or fill)) or late_pair:
         # (Right after a copy taken for a resend with doubt: the two are
         # that resend and a late copy, in either order.)
         flags[i] |= F_AMBIGUOUS
-        if fill:
+        if fill or late_pair:
             flags[prev_tx[i]] |= F_AMBIGUOUS
 
 

@@ -339,7 +339,9 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
             if not seen and episode[soon_rows[h, 0]] == ep_cur[h]:
                 # A first copy past the doubtful run's next PSN: the run's jump (the
                 # PSNs between lost before the tap), or a late original like its start.
+                # On a network that delays copies, so may its later packets be.
                 flags[i] |= F_AMBIGUOUS
+                ep_amb[h] = delays[h]
             soon[h] = 0
         elif soon[h] == 1:
             flags[i] |= F_AMBIGUOUS

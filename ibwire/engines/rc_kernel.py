@@ -72,7 +72,7 @@ from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_respo
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "4d9bb353b89f"
+RC_HELPERS_DIGEST = "7ccea610eb13"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -273,7 +273,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
                                    i, h, u, seen, cause, run, quick, unsure, stale, copy, held,
-                                   in_gap, prev_req)
+                                   in_gap, prev_req, first_tx, gaps)
                 if (late_rerun >= 0 and not timer and not held) or stale:
                     # (Held: decided at the next request, `late_resend_decided`.)
                     delays[h] = True
@@ -286,8 +286,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                    c, u, copy)
                 elif copy or (held and seen):
                     network_copy(first_tx, prev_tx, flags, ref, counts, acked, copy_row,
-                                 copy_next, copy_cause, back2back, ep_active, ep_last, i, h, c, u,
-                                 consume, b2b, held)
+                                 copy_next, copy_cause, back2back, ep_active, ep_last, ep_cur,
+                                 rgaps, i, h, c, u, consume, b2b, held, delays)
                 elif held:
                     held_original(flags, counts, late_row, late_next, late_cause, i, h, u, consume)
                 elif seen or cause or ep_active[h] or not in_gap or (
