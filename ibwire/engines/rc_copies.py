@@ -226,9 +226,9 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
                     # Nor had the tap seen the original (its first copy there a
                     # resend): with its hole shown less than the shortest ACK timeout
                     # before, this may be that original, delayed.
-                    for k in range(GAP_RING):
-                        if gaps[h, k, 0] <= u < gaps[h, k, 1] and \
-                                ts[i] - ts[gaps[h, k, 2]] < MIN_ACK_TIMEOUT_NS:
+                    for hole in range(GAP_RING):
+                        if gaps[h, hole, 0] <= u < gaps[h, hole, 1] and \
+                                ts[i] - ts[gaps[h, hole, 2]] < MIN_ACK_TIMEOUT_NS:
                             late_amb = True
                 if resent_ep == late_rerun:
                     # The copy before was taken for that run's resend already; a
