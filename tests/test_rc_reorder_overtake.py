@@ -6,7 +6,10 @@ frames below are checked one by one."""
 
 from __future__ import annotations
 
+import numpy as np
 from rc_helpers import exact, flags_of, start_of
+
+from ibwire.analysis.rc import analyze
 
 # Two draws of `tools`' wider sweep: one connection, reordering and loss on both sides.
 SEND_GRH = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (4096, 9000, 20000),
@@ -52,6 +55,9 @@ def test_a_restart_whose_first_packet_came_after_its_second(tmp_path):
     assert {"retransmission", "ambiguous"} <= flags_of(res, 12)
     assert "network_duplicate" not in flags_of(res, 12)
     assert res.episode[11] == res.episode[13]
+    twin = analyze(res.cols, use_numba=False)      # the pass's plain-Python twin agrees
+    np.testing.assert_array_equal(twin.flags, res.flags)
+    np.testing.assert_array_equal(twin.episode, res.episode)
 
 
 def test_late_originals_that_look_like_a_run_stay_in_doubt_past_a_jump(tmp_path):

@@ -159,5 +159,5 @@ def analyze(cols: dict[str, np.ndarray], *, use_numba: bool = True) -> RcResult:
     LAST_KERNEL_SECONDS = time.perf_counter() - t0
     res.rtt_ns = np.where(res.acked > 0, rtt, -1)
     unseen_causes(res, prev, ts, cls)
-    overtaken_starts(res, first, ts, cls, paylen)
+    overtaken_starts(res, first, ts, cls, paylen, use_numba=use_numba)
     return res

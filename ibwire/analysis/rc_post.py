@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numba import njit
 
 from ibwire.analysis import rc_rules as R
 from ibwire.engines.rc_shared import CRC_BAD, SCAN_ROWS, _syn_kind
@@ -98,23 +99,14 @@ def _implied_nak_at(res: RcResult, cls: np.ndarray, ts: np.ndarray, i: int, m: i
 
 
 def overtaken_starts(res: RcResult, first: np.ndarray, ts: np.ndarray, cls: np.ndarray,
-                     paylen: np.ndarray) -> None:
+                     paylen: np.ndarray, *, use_numba: bool = True) -> None:
     """Take a copy just before an episode start for that restart's second packet,
     overtaking its first (see the module)."""
-    hc, flags, upsn = res.streams.hc, res.flags, res.upsn
-    req = np.flatnonzero(cls & R.C_REQUEST)
-    req = req[np.lexsort((req, hc[req]))]
-    nxt = _next_in_stream(req, hc, len(hc))
-    orig = req[first[req] == req]
-    nxt_orig = _next_in_stream(orig, hc, len(hc))
-    q = req[(flags[req] & R.F_COPY) != 0]
-    i = nxt[q]
-    ok = i >= 0
-    q, i = q[ok], i[ok]
-    ok = ((flags[i] & R.F_EPISODE) != 0) & (upsn[i] < upsn[q]) & \
-        (nxt_orig[first[i]] == first[q]) & (ts[i] - ts[q] < R.MIN_ACK_TIMEOUT_NS) & \
-        (res.trig[i] < q)
-    q, i = q[ok], i[ok]
+    hc, flags = res.streams.hc, res.flags
+    pairs = np.empty((int(np.count_nonzero(flags & R.F_COPY)), 2), dtype=np.int64)
+    find = _overtaken if use_numba else _overtaken_py
+    m = find(hc, cls, first, res.upsn, ts, flags, res.trig, len(res.streams), pairs)
+    q, i = pairs[:m, 0], pairs[:m, 1]
     flags[q] = (flags[q] & ~R.F_COPY) | R.F_RETX | R.F_AMBIGUOUS
     res.episode[q] = res.episode[i]
     res.ref[q] = first[q]
@@ -123,10 +115,30 @@ def overtaken_starts(res: RcResult, first: np.ndarray, ts: np.ndarray, cls: np.n
     np.add.at(res.counts[:, R.K_RETX_BYTES], hc[q], paylen[q])
 
 
-def _next_in_stream(rows: np.ndarray, hc: np.ndarray, n: int) -> np.ndarray:
-    """For rows sorted by (stream, row): each row's next of the same stream (-1 at a
-    stream's last), as an array over all n rows (-1 elsewhere)."""
-    out = np.full(n, -1, dtype=np.int64)
-    same = hc[rows[1:]] == hc[rows[:-1]]
-    out[rows[:-1][same]] = rows[1:][same]
-    return out
+def _overtaken_py(hc, cls, first, upsn, ts, flags, trig, n_hc, pairs):
+    """Rows (copy, episode start) where the copy is the start's overtaking resend,
+    in one pass: each stream's latest request, and each original's next one."""
+    last_req = np.full(n_hc, -1, dtype=np.int64)
+    last_orig = np.full(n_hc, -1, dtype=np.int64)
+    nxt_orig = np.full(len(hc), -1, dtype=np.int64)
+    m = 0
+    for i in range(len(hc)):
+        h = hc[i]
+        if h < 0 or not cls[i] & R.C_REQUEST:
+            continue
+        if first[i] == i:
+            if last_orig[h] >= 0:
+                nxt_orig[last_orig[h]] = i
+            last_orig[h] = i
+        q = last_req[h]
+        last_req[h] = i
+        if q >= 0 and flags[i] & R.F_EPISODE and flags[q] & R.F_COPY and upsn[i] < upsn[q] \
+                and nxt_orig[first[i]] == first[q] and ts[i] - ts[q] < R.MIN_ACK_TIMEOUT_NS \
+                and trig[i] < q and m < len(pairs):
+            pairs[m, 0] = q
+            pairs[m, 1] = i
+            m += 1
+    return m
+
+
+_overtaken = njit(cache=True)(_overtaken_py)
