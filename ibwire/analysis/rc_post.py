@@ -17,7 +17,8 @@ A copy taken for the network's that came right before an episode start, of the
 very request that follows the start's in PSN order, after the start's cause, may
 be the restart's second packet, its first delayed past it (a restart sends its
 PSNs in order, back to back): a resend of that episode, flagged (a duplicate the
-network made just then looks the same).
+network made just then looks the same). Found in one pass over the capture
+(`_overtaken`, Numba, with its plain-Python twin `_overtaken_py`).
 """
 
 from __future__ import annotations
