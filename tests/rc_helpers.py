@@ -61,8 +61,7 @@ def episode_diff(t: dict[str, Any], res: RcResult) -> list[str]:
     fn = res.cols["frame.number"]
     row_of = {int(f): r for r, f in enumerate(fn)}
     amb = frames(res, R.F_AMBIGUOUS)
-    starts = {int(e): int(r) for r, e in reversed(list(enumerate(res.episode))) if e >= 0}
-    starts.update({int(res.episode[r]): r for r in _lead_rows(res)[::-1]})
+    starts = _starts(res)
     left = []
     for e in t["retransmissions"]:
         f = e["frame"]
@@ -98,10 +97,14 @@ def exact(tmp: Path, seed: int, name: str = "rc_reorder", **kw: Any
     return truth, res
 
 
-def _lead_rows(res: RcResult) -> list[int]:
-    """Each episode's restart rows (flagged `go_back_n`); a resend of the restart
-    may come before it at the tap (`rc_post.overtaken_starts`)."""
-    return [int(r) for r in (res.flags & R.F_EPISODE).nonzero()[0]]
+def _starts(res: RcResult) -> dict[int, int]:
+    """Each episode's start row: its restart's (flagged `go_back_n`), else its first
+    row. (A resend of the restart may come before it at the tap,
+    `rc_post.overtaken_starts`.)"""
+    out = {int(e): r for r, e in reversed(list(enumerate(res.episode))) if e >= 0}
+    for r in reversed((res.flags & R.F_EPISODE).nonzero()[0].tolist()):
+        out[int(res.episode[r])] = r
+    return out
 
 
 def flags_of(res: RcResult, frame: int) -> set[str]:
@@ -111,9 +114,7 @@ def flags_of(res: RcResult, frame: int) -> set[str]:
 
 def start_of(res: RcResult, frame: int) -> tuple[str, int | None]:
     """Reason and cause frame of the episode the frame belongs to."""
-    ep = int(res.episode[frame - 1])
-    row = min([r for r in _lead_rows(res) if res.episode[r] == ep] or
-              [r for r in range(len(res.episode)) if res.episode[r] == ep])
+    row = _starts(res)[int(res.episode[frame - 1])]
     t = int(res.trig[row])
     return R.REASON_NAMES[int(res.reason[row])], (
         int(res.cols["frame.number"][t]) if t >= 0 else None)

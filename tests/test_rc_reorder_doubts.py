@@ -50,10 +50,10 @@ def test_an_ignored_nak_is_acted_on_where_nothing_is_delayed(tmp_path):
     run passed ..872 (52) 0.18 us after it, before the NAK can have reached the
     requester. The copy at ..872 right after the run (55) is that NAK's restart."""
     truth, res = exact(tmp_path, 61112, name="rc_clean", ops={"send": 2, "write": 2, "read": 2},
-                      sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.05, loss_before_tap=1,
-                      rnr=0, corrupt=0, encap="roce1", connections=2, ack_every=4,
-                      credits="count", pmtu=256, tx_depth=8, rnr_timer=12, cm=True, reorder=0,
-                      duplicate=0, messages=20)
+                       sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.05, loss_before_tap=1,
+                       rnr=0, corrupt=0, encap="roce1", connections=2, ack_every=4,
+                       credits="count", pmtu=256, tx_depth=8, rnr_timer=12, cm=True, reorder=0,
+                       duplicate=0, messages=20)
     assert start_of(res, 55) == ("nak_seq", 46)
     assert "ambiguous" not in flags_of(res, 55)
 

@@ -103,10 +103,10 @@ def test_a_hole_fill_with_only_ignored_causes_pending_is_a_late_original(tmp_pat
     next request decides: new data (1132), so a late original, as the truth has it
     (before: held as a restart in doubt)."""
     truth, res = exact(tmp_path, 95134, name="rc_clean",
-                      ops={"send": 2, "write": 2, "read": 2}, sizes=(4096, 9000, 20000),
-                      loss=0.05, loss_before_tap=0.3, rnr=0, corrupt=0, encap="roce1",
-                      connections=3, ack_every=4, credits="unlimited", pmtu=256, tx_depth=16,
-                      rnr_timer=6, cm=True, reorder=0.01, duplicate=0, messages=20)
+                       ops={"send": 2, "write": 2, "read": 2}, sizes=(4096, 9000, 20000),
+                       loss=0.05, loss_before_tap=0.3, rnr=0, corrupt=0, encap="roce1",
+                       connections=3, ack_every=4, credits="unlimited", pmtu=256, tx_depth=16,
+                       rnr_timer=6, cm=True, reorder=0.01, duplicate=0, messages=20)
     assert _event(truth, 1129)
     assert "out_of_sequence" in flags_of(res, 1129)
     assert not flags_of(res, 1129) & {"retransmission", "ambiguous", "go_back_n"}
