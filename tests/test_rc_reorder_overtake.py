@@ -1,8 +1,9 @@
 """Captures where the network reordered a resend run's own packets, or delayed
 originals into one (issue #13): a run's resend delayed past a later run, a restart's
 first packet delayed past its second, four late originals looking like a run, two
-copies of one PSN back to back. Each capture now equals the tap's-eye truth; the
-frames below are checked one by one."""
+copies of one PSN back to back, a run resuming too soon after a NAK to be its
+restart. Each capture now equals the tap's-eye truth; the frames below are checked
+one by one."""
 
 from __future__ import annotations
 
@@ -22,6 +23,14 @@ MIXED_IB = {"ops": {"send": 2, "write": 2, "read": 2}, "sizes": (1, 2, 8), "loss
             "connections": 1, "ack_every": 4, "credits": "unlimited", "pmtu": 1024,
             "tx_depth": 2, "rnr_timer": 12, "cm": False, "reorder": 0.02, "duplicate": 0,
             "messages": 20}
+
+
+# Two connections of SEND, WRITE and READ over RoCE v1, reordering and RNR NAKs.
+READS_ROCE1 = {"ops": {"send": 2, "write": 2, "read": 2}, "sizes": (4096, 9000, 20000),
+               "loss": 0, "loss_before_tap": 0, "rnr": 0.04, "corrupt": 0, "encap": "roce1",
+               "connections": 2, "ack_every": 2, "credits": "count", "pmtu": 1024,
+               "tx_depth": 16, "rnr_timer": 12, "cm": False, "reorder": 0.03, "duplicate": 0,
+               "messages": 20}
 
 
 def _reordered(truth, frame):
@@ -96,3 +105,19 @@ def test_two_copies_of_a_psn_back_to_back_in_a_run(tmp_path):
         assert "ambiguous" in flags_of(res, first) and "ambiguous" in flags_of(res, second)
     assert start_of(res, 245) == ("implied_nak", 230)
     assert "ambiguous" not in flags_of(res, 245)
+
+
+def test_a_nak_names_no_restart_sooner_than_the_requester_can_react(tmp_path):
+    """NAK 666's run resends ..238 to ..240 (674, 678, 680); ..268's original, delayed,
+    arrives amid it (681, past the run's next PSN). The run goes on at ..241 (683),
+    13 ns after NAK 682 named ..241; on this connection the requester had never
+    restarted sooner than 608 ns after a NAK (296). 683 was sent before the requester
+    had NAK 682: the run's, which shows 681 a late original (before: 681 the run's
+    jump, 683 NAK 682's restart)."""
+    truth, res = exact(tmp_path, 18445, name="rc_clean", **READS_ROCE1)
+    assert _reordered(truth, 681)
+    assert "out_of_sequence" in flags_of(res, 681)
+    assert "retransmission" not in flags_of(res, 681)
+    assert start_of(res, 296) == ("nak_seq", 293)
+    assert "go_back_n" not in flags_of(res, 683)
+    assert res.episode[682] == res.episode[679] == res.episode[673]

@@ -21,7 +21,8 @@ PSNs), `rc_pending` and `rc_pending_copies` (what a request decides about a row
 the previous one left pending), `rc_copies` (a request below the highest PSN:
 held copies, late copies and originals, network duplicates), `rc_episodes`
 (resends and their go-back-N episodes; `rc_unseen`: what a restart shows the tap
-did not see) and `rc_responses` (ACK, NAK, RNR NAK, READ responses); `rc_shared`
+did not see), `rc_response_row` (a response row: network copies of a NAK, stale
+NAKs) and `rc_responses` (ACK, NAK, RNR NAK, READ responses); `rc_shared`
 holds what they share. `rc_build` puts them back for Numba (`inline_rules`: each
 call replaced by the function's body, so the build is one flat loop, the same
 machine code as before the split) and makes the twin (`py_twin`).
@@ -45,17 +46,13 @@ import numpy as np
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_ACK, C_ATOMIC_REQ, C_LAST, C_READ_REQ, C_READ_RESP, C_RELIABLE, C_REQUEST, C_RESPONSE,
-    C_UC, F_BAD_ICRC, F_COPY, F_DUP, F_MSG_END, F_RESP_OOS, GAP_RING, K_BAD_ICRC, K_BYTES, K_COPIES,
-    K_DUP, K_MESSAGES, K_PACKETS, K_REQUESTS, K_RESPONSES, MIN_ACK_TIMEOUT_NS, NAK_PSN_SEQ,
-    READ_FIFO, SYN_ACK, SYN_NAK, SYN_RNR,
+    C_ATOMIC_REQ, C_LAST, C_READ_REQ, C_RELIABLE, C_REQUEST, C_RESPONSE, C_UC, F_AMBIGUOUS,
+    F_BAD_ICRC, F_DUP, F_MSG_END, F_RESP_OOS, GAP_RING, K_BAD_ICRC, K_BYTES, K_DUP, K_MESSAGES,
+    K_PACKETS, K_REQUESTS, MIN_ACK_TIMEOUT_NS, READ_FIFO, REASON_NAK_SEQ,
 )
 
 from ibwire.engines.rc_build import inline_rules, py_twin
-from ibwire.engines.rc_shared import (
-    AMB_PIN, CRC_BAD, CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_NAK, T_RNR, _mark,
-    _read_fills, _rnr_wait_ns, _rnr_waited, _syn_kind,
-)
+from ibwire.engines.rc_shared import AMB_PIN, CRC_BAD, CZ_RNR, T_RNR, _mark, _read_fills
 from ibwire.engines.rc_copies import (
     classify, held_original, late_original, late_resend, network_copy, skipped_resend,
     stale_original,
@@ -68,11 +65,11 @@ from ibwire.engines.rc_pending_copies import amb_run_decided, copy_decided
 from ibwire.engines.rc_requests import (
     nak_reached, new_request, rnr_wait_over, uc_request, unseen_read, unseen_retry,
 )
-from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_response
+from ibwire.engines.rc_response_row import response_row
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "41d3ea51aaf2"
+RC_HELPERS_DIGEST = "648c51ee0806"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -123,6 +120,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     rr_row = np.full(n_hc, -1, dtype=np.int64)        # latest READ response row (any)
     seq_nak = np.full(n_hc, -1, dtype=np.int64)       # PSN the latest sequence NAK names, until
     # a request at that PSN (the expected one) or an RNR NAK refusing it passes
+    # The requester's fastest reaction to a NAK yet: least time from one to a restart at
+    # its PSN taken with no doubt (`jump_decided`).
+    react = np.full(n_hc, -1, dtype=np.int64)
     late_row = np.full(n_hc, -1, dtype=np.int64)
     late_next = np.zeros(n_hc, dtype=np.int64)
     late_cause = np.zeros(n_hc, dtype=np.bool_)    # ... held back while a cause was pending
@@ -240,8 +240,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d, seen, n_ep)
             jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap,
                          counts, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u, ep_active, ep_last,
-                         ep_cur, ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, i, h, u,
-                         d, seen)
+                         ep_cur, ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, react, i,
+                         h, u, d, seen)
             n_ep = late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags,
                                        episode, trig, reason, counts, high, acked, trig_u, trig_row,
                                        trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
@@ -305,6 +305,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                              rnr_late, fifo, f_head, f_len, ep_row, amb_run, pin,
                                              nak_nxt, i, h, c, u, seen, cause, rnr_early, in_gap,
                                              run, below, n_ep)
+                        if reason[i] == REASON_NAK_SEQ and not flags[i] & F_AMBIGUOUS and \
+                                upsn[trig[i]] == u and not 0 <= react[h] <= ts[i] - ts[trig[i]]:
+                            react[h] = ts[i] - ts[trig[i]]
                     elif u > ep_next[h]:
                         run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps,
                                  rgap_at, jmp, ep_amb, i, h, u, seen, in_gap)
@@ -331,68 +334,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             continue
         if not c & C_RESPONSE:
             continue
-        counts[h, K_RESPONSES] += 1
-        s = np.int64(syn[i])
-        kind = _syn_kind(s)
-        q = last_resp[h]
-        last_resp[h] = i
-        seq_err = kind == SYN_NAK and (s >> SYN_VALUE_SHIFT) & SYN_VALUE_MASK == NAK_PSN_SEQ
-        if ((kind == SYN_NAK or kind == SYN_RNR) and q >= 0 and upsn[q] == u and
-                syn[q] == syn[i] and msn[q] == msn[i] and
-                (kind == SYN_NAK or ts[i] - ts[q] < _rnr_wait_ns(s)) and
-                not (kind == SYN_RNR and _rnr_owed(hc, cls, upsn, syn, q, h, u))) or (
-                    seq_err and seq_nak[h] == u):
-            # The same NAK again with no request in between (an RNR NAK answers a
-            # request, and its retry comes no sooner than its timer: one as late
-            # answers a retry the capture missed), or a sequence-error NAK naming the
-            # PSN the latest one named with no request at that PSN (nor an RNR NAK
-            # refusing it) since: a responder NAKs a hole once until its expected PSN
-            # arrives, so the network duplicated it.
-            _mark(flags, counts, i, h, F_COPY, K_COPIES)
-            continue
-        # (Naming a PSN a positive acknowledgement seen before covered: the responder's
-        # expected PSN never goes back, so the network delayed this NAK, and the
-        # requester, which had that acknowledgement first, drops it: no cause.)
-        nak_stale = seq_err and u < pos_acked[h]
-        stash = seq_err and not nak_stale and trig_kind[h] & T_NAK != 0 and \
-            cz[h, CZ_NAK, 2] == 0 and 0 <= cz[h, CZ_NAK, 0] < u and seq_nak[h] == cz[h, CZ_NAK, 0]
-        if seq_err and u >= seq_nak[h]:
-            # (Not one naming a PSN below the pending one: the responder's expected
-            # PSN never goes back, so that is an older NAK the network delayed.)
-            seq_nak[h] = u
-        elif kind == SYN_RNR:
-            seq_nak[h] = -1
-        if icrc[i] == CRC_BAD:
-            dropped(flags, counts, epsn, i, h, c, u, s, kind)
-            continue
-        if c & C_READ_RESP:
-            rr_row[h] = i
-        if c & C_READ_RESP or c & C_ATOMIC_ACK:
-            read_response(hc, cls, icrc, upsn, ts, rtt, prev_tx, rtt_fb, flags, counts, acked,
-                          trig_u, trig_row, trig_kind, cz, retrying, fifo, f_head, f_len, rd_rs,
-                          rd_gap, min_rtt, ep_row, trig, reason, pin, i, h, u)
-        if (kind == SYN_ACK or c & C_READ_RESP) and u >= pos_acked[h]:
-            # Forward progress (a positive acknowledgement of a PSN no ACK covered
-            # before; a NAK's implied acknowledgement does not count): the retry is
-            # over and the next hole starts a new one.
-            retrying[h] = False
-            pos_acked[h] = u + 1
-        if kind == SYN_ACK:
-            ack(upsn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits, counts, acked, epsn,
-                trig_u, trig_row, trig_kind, cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt,
-                ack_row, ack_u, ep_row, trig, reason, pin, seq_nak, i, h, c, u, s)
-        elif kind == SYN_RNR or kind == SYN_NAK:
-            if kind == SYN_RNR and trig_kind[h] & T_RNR and cz[h, CZ_RNR, 0] == u and (
-                    rnr_req[h] > cz[h, CZ_RNR, 1] or _rnr_waited(cz, syn, ts, h, i)):
-                # The PSN refused again after a copy of it went out (seen, or unseen
-                # once the pending NAK's timer is over): the requester waits on this
-                # NAK now (rxe restarts its RNR timer), and its next retry answers it.
-                cz[h, CZ_RNR, 0] = -1
-            nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u,
-                rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_gap, rnr_row,
-                rnr_first, ep_row, trig, reason, pin, nak_nxt, i, h, u, s, kind, stash,
-                nak_stale)
-
+        response_row(hc, cls, icrc, upsn, syn, msn, ts, rtt, prev_tx, rtt_fb, flags, acked_n,
+                     credits, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u,
+                     rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_rs, rd_gap,
+                     min_rtt, rnr_row, rnr_first, rnr_req, rr_row, ack_row, ack_u, ep_row,
+                     pos_acked, last_resp, seq_nak, trig, reason, pin, nak_nxt, i, h, c, u)
 
 rc_pass_py = py_twin(_pass)     # the loop and its rules, all run by the interpreter
 rc_pass = njit(cache=True)(inline_rules(_pass))     # the rules inlined: one flat loop

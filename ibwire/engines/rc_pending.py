@@ -9,7 +9,8 @@ pending (each is decided at the next request of its half-connection, then droppe
 - A run packet past the run's next PSN: a late copy that arrived amid the run,
   not a skip, if this request resumes the run at that PSN (or past it, below the
   packet past) soon after and no cause names that PSN (with one pending for an
-  earlier PSN, only if the copy is fresh).
+  earlier PSN, only if the copy is fresh; a NAK too recent for the requester to
+  have had it names nothing).
 - The late resend of a run that skipped its PSN: the start of a timeout run if
   this request resends the PSN after it (not when it repeated, at once, the run in
   progress's latest resend and this request goes on with that run).
@@ -104,7 +105,8 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
 
 def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts,
                  trig_u, trig_row, trig_kind, cz, nak_u, rnr_u, ep_active, ep_last, ep_cur,
-                 ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, i, h, u, d, seen):
+                 ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, react, i, h, u, d,
+                 seen):
     """A run packet past the run's next PSN: a late copy if the run resumes there now."""
     r = jmp[h, 0]
     if r >= 0:
@@ -120,7 +122,13 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
         # (Not one so recent that a run from its PSN, at the requester's fastest pace
         # yet, could not have sent the packets before this one.)
         jd_gap = run_gap[h] if 0 <= run_gap[h] < min_gap[h] or min_gap[h] < 0 else min_gap[h]
-        cause_named = trig_u[h] == u or nak_u[h] == u or rnr_u[h] == u or \
+        # (Not a NAK naming it less than half the requester's fastest reaction to one
+        # before this request: this was sent before it had the NAK. Half: reactions
+        # seen vary by a packet's time on the wire and the requester's own load.)
+        jd_soon = react[h] >= 0 and cz[h, CZ_NAK, 0] == u and \
+            2 * (ts[i] - ts[cz[h, CZ_NAK, 1]]) < react[h]
+        cause_named = (trig_u[h] == u and not (jd_soon and trig_kind[h] == T_NAK)) or \
+            (nak_u[h] == u and not jd_soon) or rnr_u[h] == u or \
             (0 <= trig_u[h] <= u and trig_kind[h] & T_IMPLIED != 0 and cz[h, CZ_IMPLIED, 2] == 0
              and not ts[i] - ts[trig_row[h]] < jd_gap * _originals_in(
                  hc, cls, upsn, first_tx, h, trig_u[h], u, i - 1))
