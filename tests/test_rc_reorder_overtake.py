@@ -2,8 +2,8 @@
 originals into one (issue #13): a run's resend delayed past a later run, a restart's
 first packet delayed past its second, four late originals looking like a run, two
 copies of one PSN back to back, a run resuming too soon after a NAK to be its
-restart. Each capture now equals the tap's-eye truth; the frames below are checked
-one by one."""
+restart, a duplicate between a late copy and the run resuming. Each capture now
+equals the tap's-eye truth; the frames below are checked one by one."""
 
 from __future__ import annotations
 
@@ -31,6 +31,13 @@ READS_ROCE1 = {"ops": {"send": 2, "write": 2, "read": 2}, "sizes": (4096, 9000, 
                "connections": 2, "ack_every": 2, "credits": "count", "pmtu": 1024,
                "tx_depth": 16, "rnr_timer": 12, "cm": False, "reorder": 0.03, "duplicate": 0,
                "messages": 20}
+
+# Two connections of SEND and WRITE over native IB, reordering and duplication.
+SEND_IB = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (4096, 9000, 20000),
+           "loss": 0, "loss_before_tap": 0.3, "rnr": 0.04, "corrupt": 0.02, "encap": "ib",
+           "connections": 2, "ack_every": 1, "credits": "unlimited", "pmtu": 256,
+           "tx_depth": 2, "rnr_timer": 12, "cm": False, "reorder": 0.03, "duplicate": 0.01,
+           "messages": 20}
 
 
 def _reordered(truth, frame):
@@ -121,3 +128,19 @@ def test_a_nak_names_no_restart_sooner_than_the_requester_can_react(tmp_path):
     assert start_of(res, 296) == ("nak_seq", 293)
     assert "go_back_n" not in flags_of(res, 683)
     assert res.episode[682] == res.episode[679] == res.episode[673]
+
+
+def test_a_duplicate_between_a_late_copy_and_the_run_resuming(tmp_path):
+    """NAK 3505's run resends ..36 to ..45 (3507-3516); ..84's original, delayed, comes
+    amid it (3517), then the network's copy of ..45 (3518, 10 ns later), then the run
+    goes on at ..46 (3519). The copy of the run's latest packet right behind the packet
+    past leaves the decision to the request after it: 3517 a late original, 3518 the
+    network's duplicate (before: 3517 the run's jump, 3518 a timeout restart)."""
+    truth, res = exact(tmp_path, 47287, name="rc_clean", **SEND_IB)
+    assert _reordered(truth, 3517)
+    assert 3518 in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
+    assert "out_of_sequence" in flags_of(res, 3517)
+    assert "retransmission" not in flags_of(res, 3517)
+    assert "network_duplicate" in flags_of(res, 3518)
+    assert "go_back_n" not in flags_of(res, 3518)
+    assert res.episode[3518] == res.episode[3515] == res.episode[3506]

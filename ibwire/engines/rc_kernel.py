@@ -69,7 +69,7 @@ from ibwire.engines.rc_response_row import response_row
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "648c51ee0806"
+RC_HELPERS_DIGEST = "10ab43fbe747"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -143,9 +143,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     lr_row = np.full(n_hc, -1, dtype=np.int64)     # a late resend that may start a run
     rnr_late = np.full((n_hc, 2), -1, dtype=np.int64)  # refused PSN a retry run skipped, row
     # A run packet past the run's next PSN, decided at the next request: row, the run's
-    # last and next PSN before it, the rgaps slot it wrote, and whether it filled a
-    # first-transmission hole.
-    jmp = np.full((n_hc, 5), -1, dtype=np.int64)
+    # last and next PSN before it, the rgaps slot it wrote, whether it filled a
+    # first-transmission hole, and a copy of the run's last PSN that came right after
+    # it (then decided at the request after that copy).
+    jmp = np.full((n_hc, 6), -1, dtype=np.int64)
     lr_next = np.zeros(n_hc, dtype=np.int64)
     lr_lost = np.zeros(n_hc, dtype=np.bool_)
     lr_cause = np.zeros(n_hc, dtype=np.bool_)  # ... taken while a cause was pending
@@ -240,8 +241,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d, seen, n_ep)
             jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap,
                          counts, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u, ep_active, ep_last,
-                         ep_cur, ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, react, i,
-                         h, u, d, seen)
+                         ep_cur, ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, react,
+                         copy_row, i, h, u, d, seen, prev_req)
             n_ep = late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags,
                                        episode, trig, reason, counts, high, acked, trig_u, trig_row,
                                        trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,

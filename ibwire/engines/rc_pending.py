@@ -105,12 +105,22 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
 
 def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts,
                  trig_u, trig_row, trig_kind, cz, nak_u, rnr_u, ep_active, ep_last, ep_cur,
-                 ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, react, i, h, u, d,
-                 seen):
+                 ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, react, copy_row,
+                 i, h, u, d, seen, prev_req):
     """A run packet past the run's next PSN: a late copy if the run resumes there now."""
     r = jmp[h, 0]
     if r >= 0:
         jmp[h, 0] = -1
+        jd_copy = jmp[h, 5]
+        jmp[h, 5] = -1
+        if jd_copy < 0 and seen and prev_req == r and u == jmp[h, 1] and ep_active[h] and \
+                episode[r] == ep_cur[h] and ts[i] - ts[prev_tx[i]] < MIN_ACK_TIMEOUT_NS:
+            # A quick copy of the run's latest packet right behind the packet past (the
+            # network's duplicate, or a restart there): the request after it decides.
+            jmp[h, 0] = r
+            jmp[h, 5] = i
+            r = -1
+    if r >= 0:
         # A restart begins at the PSN its cause names (one from an earlier PSN would
         # resend what the run has just sent). An implied NAK's PSN is only known as
         # the lowest pending, so any at or below this one may explain it. With a
@@ -173,6 +183,10 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
             ep_last[h] = jmp[h, 1]
             ep_next[h] = jmp[h, 2]
             delays[h] = True
+            if jd_copy >= 0 and copy_row[h] == jd_copy:
+                # The copy between repeated the run's latest packet, which went on:
+                # the network's duplicate, not a restart (`copy_decided` skips it).
+                copy_row[h] = -1
 
 
 def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, episode, trig, reason,
