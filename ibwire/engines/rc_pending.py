@@ -10,7 +10,8 @@ pending (each is decided at the next request of its half-connection, then droppe
   not a skip, if this request resumes the run at that PSN (or past it, below the
   packet past) soon after and no cause names that PSN (with one pending for an
   earlier PSN, only if the copy is fresh; a NAK too recent for the requester to
-  have had it names nothing).
+  have had it names nothing). A quick copy of the run's latest packet right
+  behind the packet past defers this to the request after that copy.
 - The late resend of a run that skipped its PSN: the start of a timeout run if
   this request resends the PSN after it (not when it repeated, at once, the run in
   progress's latest resend and this request goes on with that run).
