@@ -69,7 +69,7 @@ from ibwire.engines.rc_response_row import response_row
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "bac5511e446f"
+RC_HELPERS_DIGEST = "cfc4a222c2d2"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -120,9 +120,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     rr_row = np.full(n_hc, -1, dtype=np.int64)        # latest READ response row (any)
     seq_nak = np.full(n_hc, -1, dtype=np.int64)       # PSN the latest sequence NAK names, until
     # a request at that PSN (the expected one) or an RNR NAK refusing it passes
-    # The requester's fastest reaction to a NAK yet: least time from one to a restart at
-    # its PSN taken with no doubt (`jump_decided`).
-    react = np.full(n_hc, -1, dtype=np.int64)
+    # The requester's reactions to a NAK: the least time from one to a restart at its
+    # PSN taken with no doubt, and how many such restarts were seen (`jump_decided`).
+    react = np.zeros((n_hc, 2), dtype=np.int64)
     late_row = np.full(n_hc, -1, dtype=np.int64)
     late_next = np.zeros(n_hc, dtype=np.int64)
     late_cause = np.zeros(n_hc, dtype=np.bool_)    # ... held back while a cause was pending
@@ -307,8 +307,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                              nak_nxt, i, h, c, u, seen, cause, rnr_early, in_gap,
                                              run, below, n_ep)
                         if reason[i] == REASON_NAK_SEQ and not flags[i] & F_AMBIGUOUS and \
-                                upsn[trig[i]] == u and not 0 <= react[h] <= ts[i] - ts[trig[i]]:
-                            react[h] = ts[i] - ts[trig[i]]
+                                upsn[trig[i]] == u:
+                            if react[h, 1] == 0 or ts[i] - ts[trig[i]] < react[h, 0]:
+                                react[h, 0] = ts[i] - ts[trig[i]]
+                            react[h, 1] += 1
                     elif u > ep_next[h]:
                         run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps,
                                  rgap_at, jmp, ep_amb, i, h, u, seen, in_gap)

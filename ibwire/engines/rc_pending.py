@@ -10,8 +10,9 @@ pending (each is decided at the next request of its half-connection, then droppe
   not a skip, if this request resumes the run at that PSN (or past it, below the
   packet past) soon after and no cause names that PSN (with one pending for an
   earlier PSN, only if the copy is fresh; a NAK too recent for the requester to
-  have had it names nothing). A quick copy of the run's latest packet right
-  behind the packet past defers this to the request after that copy.
+  have had it, by the reactions it has shown, names nothing). A quick copy of the
+  run's latest packet right behind the packet past defers this to the request
+  after that copy.
 - The late resend of a run that skipped its PSN: the start of a timeout run if
   this request resends the PSN after it (not when it repeated, at once, the run in
   progress's latest resend and this request goes on with that run).
@@ -133,11 +134,12 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
         # (Not one so recent that a run from its PSN, at the requester's fastest pace
         # yet, could not have sent the packets before this one.)
         jd_gap = run_gap[h] if 0 <= run_gap[h] < min_gap[h] or min_gap[h] < 0 else min_gap[h]
-        # (Not a NAK naming it less than half the requester's fastest reaction to one
-        # before this request: this was sent before it had the NAK. Half: reactions
-        # seen vary by a packet's time on the wire and the requester's own load.)
-        jd_soon = react[h] >= 0 and cz[h, CZ_NAK, 0] == u and \
-            2 * (ts[i] - ts[cz[h, CZ_NAK, 1]]) < react[h]
+        # (Not a NAK naming it less than a quarter of the requester's fastest reaction
+        # to one, out of three or more, before this request: this was sent before it
+        # had the NAK. Reactions vary with what the requester was sending: an early
+        # slow one can be ten times a later one, hence the margin and the count.)
+        jd_soon = react[h, 1] >= 3 and cz[h, CZ_NAK, 0] == u and \
+            4 * (ts[i] - ts[cz[h, CZ_NAK, 1]]) < react[h, 0]
         cause_named = (trig_u[h] == u and not (jd_soon and trig_kind[h] == T_NAK)) or \
             (nak_u[h] == u and not jd_soon) or rnr_u[h] == u or \
             (0 <= trig_u[h] <= u and trig_kind[h] & T_IMPLIED != 0 and cz[h, CZ_IMPLIED, 2] == 0
