@@ -30,8 +30,8 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_shared import (
-    CZ_NAK, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since, _in_read_before,
-    _mark, _named_at, _rnr_over, _skip_row, _spent_only,
+    CZ_NAK, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since, _hole_recent,
+    _in_read_before, _mark, _named_at, _rnr_over, _skip_row, _spent_only,
 )
 
 
@@ -222,14 +222,11 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
                 # the tap may as well be the original, delayed (the run's
                 # resend then lost before the tap).
                 late_amb = rgaps[h, g, 4] != SKIP_SURE or not seen or resent_ep >= late_rerun
-                if flags[first_tx[i]] & F_RETX:
+                if flags[first_tx[i]] & F_RETX and _hole_recent(gaps, ts, h, u, i):
                     # Nor had the tap seen the original (its first copy there a
                     # resend): with its hole shown less than the shortest ACK timeout
                     # before, this may be that original, delayed.
-                    for hole in range(GAP_RING):
-                        if gaps[h, hole, 0] <= u < gaps[h, hole, 1] and \
-                                ts[i] - ts[gaps[h, hole, 2]] < MIN_ACK_TIMEOUT_NS:
-                            late_amb = True
+                    late_amb = True
                 if resent_ep == late_rerun:
                     # The copy before was taken for that run's resend already; a
                     # run sends a PSN once, so one of the two is a copy: both flagged.

@@ -34,8 +34,8 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, SKIP_MAYBE, T_IMPLIED, T_NAK, _originals_in, _skip_row, _skipped_by_run,
-    _skipped_since, _skipping_run,
+    CZ_IMPLIED, CZ_NAK, SKIP_MAYBE, T_IMPLIED, T_NAK, _hole_recent, _originals_in, _skip_row,
+    _skipped_by_run, _skipped_since, _skipping_run,
 )
 
 
@@ -52,12 +52,7 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
         # promptly (see copy_decided). Not a later one the tap never saw either: a
         # second late original, the network delaying both, rather than a run whose
         # resends between were lost too.
-        too_soon = False
-        if not late_cause[h]:
-            for g in range(GAP_RING):
-                if gaps[h, g, 0] <= upsn[p] < gaps[h, g, 1] and \
-                        ts[p] - ts[gaps[h, g, 2]] < MIN_ACK_TIMEOUT_NS:
-                    too_soon = True
+        too_soon = not late_cause[h] and _hole_recent(gaps, ts, h, upsn[p], p)
         # Too soon for the requester's timer, and a sequence NAK naming its PSN seen
         # since: the NAK's restart passes the tap after the NAK, so the hole fill
         # was the late original and this run is that restart (its first packet

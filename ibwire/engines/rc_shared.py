@@ -7,11 +7,13 @@ run sends to cover some PSNs, and a run's start. (How the rule modules make up t
 kernel: `rc_build`.)
 """
 
-from __future__ import annotations
+from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 from numba import njit
 
-from ibwire.analysis.rc_rules import C_REQUEST, GAP_RING, MAX_REACTION_NS, READ_FIFO, RNR_TIMER_NS
+from ibwire.analysis.rc_rules import (
+    C_REQUEST, GAP_RING, MAX_REACTION_NS, MIN_ACK_TIMEOUT_NS, READ_FIFO, RNR_TIMER_NS,
+)
 from ibwire.headers.extended import AETH
 
 # The AETH syndrome's parts, from the layout's overlays (type, then the 5-bit value:
@@ -260,6 +262,18 @@ def _skip_row(rgaps, h, u, slot, ep):
         if g != slot and rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 2] != ep and \
                 rgaps[h, g, 4] == SKIP_SURE and rgaps[h, g, 5] > got:
             got = rgaps[h, g, 5]
+    return got
+
+
+@njit(inline="always")
+def _hole_recent(gaps, ts, h, u, t):
+    """Whether PSN u lies in a recent hole (`gaps`) shown less than the shortest ACK
+    timeout before row t: too soon for any timer, so a copy there may be its original,
+    delayed."""
+    got = False
+    for g in range(GAP_RING):
+        if gaps[h, g, 0] <= u < gaps[h, g, 1] and ts[t] - ts[gaps[h, g, 2]] < MIN_ACK_TIMEOUT_NS:
+            got = True
     return got
 
 
