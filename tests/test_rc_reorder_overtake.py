@@ -2,7 +2,7 @@
 originals into one (issue #13): a run's resend delayed past a later run, a restart's
 first packet delayed past its second, four late originals looking like a run, two
 copies of one PSN back to back, a run resuming too soon after a NAK to be its
-restart, a duplicate between a late copy and the run resuming. Each capture now
+restart, a duplicate between a late copy and the run resuming, new data amid a run. Each capture now
 equals the tap's-eye truth; the frames below are checked one by one."""
 
 from __future__ import annotations
@@ -38,6 +38,13 @@ SEND_IB = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (4096, 90
            "connections": 2, "ack_every": 1, "credits": "unlimited", "pmtu": 256,
            "tx_depth": 2, "rnr_timer": 12, "cm": False, "reorder": 0.03, "duplicate": 0.01,
            "messages": 20}
+
+# One connection of SEND, WRITE and READ over RoCE v2, all loss before the tap.
+LARGE_ROCE2 = {"ops": {"send": 2, "write": 2, "read": 2}, "sizes": (4096, 9000, 20000),
+               "loss": 0.02, "loss_before_tap": 1, "rnr": 0, "corrupt": 0, "encap": "roce2",
+               "connections": 1, "ack_every": 4, "credits": "count", "pmtu": 1024,
+               "tx_depth": 8, "rnr_timer": 1, "cm": True, "reorder": 0.02, "duplicate": 0.01,
+               "messages": 20}
 
 
 def _reordered(truth, frame):
@@ -144,3 +151,17 @@ def test_a_duplicate_between_a_late_copy_and_the_run_resuming(tmp_path):
     assert "network_duplicate" in flags_of(res, 3518)
     assert "go_back_n" not in flags_of(res, 3518)
     assert res.episode[3518] == res.episode[3515] == res.episode[3506]
+
+
+def test_new_data_amid_a_run_then_the_run_resuming(tmp_path):
+    """Implied NAK 340's run resends ..843 to ..852 (342-356); ..857, the PSN after the
+    front, comes next (357), then the run goes on at ..853 (359) up to ..856 (365) and
+    ..857 (367). The requester sends no new data before its run is through: 357 was
+    ..857's original, delayed past the run's start, and 367 the run's resend (before:
+    357 new data that ended the run, 367 the network's copy of it)."""
+    truth, res = exact(tmp_path, 63688, name="rc_clean", **LARGE_ROCE2)
+    assert _reordered(truth, 357)
+    assert "out_of_sequence" in flags_of(res, 357)
+    assert "retransmission" not in flags_of(res, 357)
+    assert "retransmission" in flags_of(res, 367)
+    assert res.episode[366] == res.episode[358] == res.episode[341]

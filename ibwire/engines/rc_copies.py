@@ -36,8 +36,8 @@ from ibwire.engines.rc_shared import (
 
 
 def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, trig_kind, cz, rnr_u,
-             ep_active, ep_last, ep_next, gaps, min_rtt, known, rnr_row, rr_row, fifo, ack_row,
-             ack_u, ep_row, min_gap, i, h, c, u, seen, prev_req):
+             ep_active, ep_last, ep_next, gaps, min_rtt, known, rnr_row, rr_row, fifo, f_head,
+             f_len, ack_row, ack_u, ep_row, min_gap, i, h, c, u, seen, prev_req):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     if cause and ep_row[h] >= 0 and u < upsn[ep_row[h]] and \
@@ -98,7 +98,10 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     after_prev = _answered_since(fifo, h, u, prev_tx[i], ep_active[h]) or \
         (c & (C_READ_REQ | C_ATOMIC_REQ) != 0 and rr_row[h] > prev_tx[i] and
          _in_read_before(fifo, h, upsn[rr_row[h]], u))
-    hidden = (c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u) or after_prev
+    # (Not the oldest READ still waiting when the tap never saw a response of it: a
+    # response past it shows the requester's hole at the tap, a cause seen.)
+    unheard = f_len[h] > 0 and fifo[h, f_head[h], 0] == u and fifo[h, f_head[h], 1] == u
+    hidden = (c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u and not unheard) or after_prev
     # Likewise a READ or atomic that an ACK covered since its last copy: the
     # requester takes that ACK for an implied NAK if a response was lost.
     hidden_ack = c & (C_READ_REQ | C_ATOMIC_REQ) and ack_row[h] > prev_tx[i] \
@@ -174,7 +177,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # the RNR NAK stops it only once it arrives.)
     nak_first = trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == u and cz[h, CZ_NAK, 2] == 0 and \
         prev_tx[i] < cz[h, CZ_NAK, 1] < rnr_row[h]
-    if quick and not run and u == rnr_u[h] and in_wait and not nak_first:
+    if (quick or unsure) and not run and u == rnr_u[h] and in_wait and not nak_first:
         held = True
     return cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held
 

@@ -348,7 +348,9 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
             soon_rows[h, 1] = i
             soon[h] = 2
         else:
-            if not delays[h]:
+            # (Promptly, as a run goes: after a pause as long as the shortest ACK
+            # timeout, this may be a timer's restart of its own, after two late copies.)
+            if not delays[h] and ts[i] - ts[soon_rows[h, 1]] < MIN_ACK_TIMEOUT_NS:
                 flags[soon_rows[h, 0]] &= ~F_AMBIGUOUS
                 flags[soon_rows[h, 1]] &= ~F_AMBIGUOUS
             soon[h] = 0
@@ -369,6 +371,11 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
         # may continue an earlier run), so the start stays flagged, and so
         # does this copy (the run's, or a late copy like its start).
         flags[i] |= F_AMBIGUOUS
+        ep_amb[h] = False
+    elif ep_amb[h] and ts[i] - ts[ep_row[h]] >= MIN_ACK_TIMEOUT_NS:
+        # Only after a pause as long as the shortest ACK timeout: a run may pause so
+        # (rxe's do), or a timer restarted here after a late copy; the start stays
+        # in doubt.
         ep_amb[h] = False
     elif ep_amb[h]:
         # Continued in order: the network does not make runs (and this

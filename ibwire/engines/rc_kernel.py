@@ -59,7 +59,7 @@ from ibwire.engines.rc_copies import (
 )
 from ibwire.engines.rc_episodes import episode_start, resent, run_jump, run_step
 from ibwire.engines.rc_pending import (
-    jump_decided, late_decided, late_resend_decided, restart_left, restart_shown,
+    amid_decided, jump_decided, late_decided, late_resend_decided, restart_left, restart_shown,
 )
 from ibwire.engines.rc_pending_copies import amb_run_decided, copy_decided
 from ibwire.engines.rc_requests import (
@@ -69,7 +69,7 @@ from ibwire.engines.rc_response_row import response_row
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "a2ec5cc13b8a"
+RC_HELPERS_DIGEST = "e5c05fb52601"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -147,6 +147,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     # first-transmission hole, and a copy of the run's last PSN that came right after
     # it (then decided at the request after that copy).
     jmp = np.full((n_hc, 6), -1, dtype=np.int64)
+    # New data amid a run short of the front, decided at the next request: row, the
+    # resends taken as lost before the tap, the run's next PSN, episode, skip ring mark.
+    amid = np.full((n_hc, 5), -1, dtype=np.int64)
     lr_next = np.zeros(n_hc, dtype=np.int64)
     lr_lost = np.zeros(n_hc, dtype=np.bool_)
     lr_cause = np.zeros(n_hc, dtype=np.bool_)  # ... taken while a cause was pending
@@ -243,6 +246,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                          counts, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u, ep_active, ep_last,
                          ep_cur, ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, react,
                          copy_row, i, h, u, d, seen, prev_req)
+            amid_decided(flags, gap, counts, ts, trig_u, ep_active, ep_cur, ep_next, rgaps, rgap_at,
+                         amid, delays, i, h, u, d)
             n_ep = late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags,
                                        episode, trig, reason, counts, high, acked, trig_u, trig_row,
                                        trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
@@ -254,7 +259,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying,
                                 nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause, soon,
                                 soon_rows, ep_amb, ep_row, delays, back2back, pin, fifo, f_head,
-                                f_len, min_gap, i, h, u, d, seen, n_ep)
+                                f_len, min_gap, rnr_first, i, h, u, d, seen, n_ep)
             amb_run_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ref, episode,
                             trig, reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next,
                             rgaps, rgap_at, ep_amb, ep_row, amb_run, pin, i, h, u, d)
@@ -264,13 +269,13 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h, u)
                 new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
                             ep_next, gaps, gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len,
-                            ep_amb, soon, i, h, c, u, d, consume)
+                            ep_amb, soon, amid, i, h, c, u, d, consume)
             else:
                 cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held = \
                     classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row,
                              trig_kind, cz, rnr_u, ep_active, ep_last, ep_next, gaps, min_rtt,
-                             known, rnr_row, rr_row, fifo, ack_row, ack_u, ep_row, min_gap, i, h,
-                             c, u, seen, prev_req)
+                             known, rnr_row, rr_row, fifo, f_head, f_len, ack_row, ack_u, ep_row,
+                             min_gap, i, h, c, u, seen, prev_req)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
                                    i, h, u, seen, cause, run, quick, unsure, stale, copy, held,

@@ -13,6 +13,10 @@ pending (each is decided at the next request of its half-connection, then droppe
   have had it, by the reactions it has shown, names nothing). A quick copy of the
   run's latest packet right behind the packet past defers this to the request
   after that copy.
+- New data while a run had still to reach the front (its resends up there taken
+  as lost before the tap): the original, delayed past the run's start, if this
+  request resumes the run at its next PSN promptly, no cause pending at or before
+  it (the requester sends no new data until its run is through).
 - The late resend of a run that skipped its PSN: the start of a timeout run if
   this request resends the PSN after it (not when it repeated, at once, the run in
   progress's latest resend and this request goes on with that run).
@@ -185,6 +189,30 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
                 # The copy between repeated the run's latest packet, which went on:
                 # the network's duplicate, not a restart (`copy_decided` skips it).
                 copy_row[h] = -1
+
+
+def amid_decided(flags, gap, counts, ts, trig_u, ep_active, ep_cur, ep_next, rgaps, rgap_at, amid,
+                 delays, i, h, u, d):
+    """New data amid a run short of the front left pending: a late original if this
+    request resumes the run (see the module)."""
+    r = amid[h, 0]
+    if r >= 0:
+        amid[h, 0] = -1
+        # (Not with a cause pending at or before that PSN: this may be its restart,
+        # the run through, its last resends lost before the tap.)
+        if d < 0 and u == amid[h, 2] and ep_cur[h] == amid[h, 3] and not ep_active[h] and \
+                ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and not 0 <= trig_u[h] <= u:
+            gap[r] -= amid[h, 1]
+            if gap[r] <= 0:
+                flags[r] &= ~F_GAP
+            counts[h, K_LOST_BEFORE] -= amid[h, 1]
+            flags[r] |= F_LATE
+            counts[h, K_LATE] += 1
+            if rgap_at[h] == amid[h, 4] + 1:
+                rgaps[h, amid[h, 4] % GAP_RING, :] = -1     # (the run skipped nothing)
+                rgap_at[h] -= 1
+            ep_active[h] = True
+            delays[h] = True
 
 
 def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, episode, trig, reason,

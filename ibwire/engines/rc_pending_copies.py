@@ -30,7 +30,7 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, epi
                  counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last,
                  ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, copy_row, copy_next,
                  copy_cause, soon, soon_rows, ep_amb, ep_row, delays, back2back, pin, fifo, f_head,
-                 f_len, min_gap, i, h, u, d, seen, n_ep):
+                 f_len, min_gap, rnr_first, i, h, u, d, seen, n_ep):
     """A network copy left pending: a resend run's start if this request continues it."""
     q = copy_row[h]
     if q >= 0:
@@ -118,6 +118,12 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, epi
                 _skipped_by_run(h, copy_next[h], u, ep_cur[h], i, rgaps, rgap_at, SKIP_MAYBE)
         else:
             delays[h] = True    # the network's copy: this network delays copies
+            if upsn[q] == rnr_u[h] and trig_kind[h] & T_RNR and cz[h, CZ_RNR, 0] == upsn[q] \
+                    and cz[h, CZ_RNR, 1] > q > rnr_first[h] >= 0:
+                # The refused PSN's copy amid its RNR wait was none of the requester's:
+                # the RNR NAK it drew only restarted that wait, whose retry answers the
+                # first RNR NAK still.
+                cz[h, CZ_RNR, 1] = rnr_first[h]
     return n_ep
 
 

@@ -93,8 +93,8 @@ def unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h
 
 
 def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur, ep_next, gaps,
-                gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len, ep_amb, soon, i, h, c, u, d,
-                consume):
+                gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len, ep_amb, soon, amid, i, h, c, u,
+                d, consume):
     """A request at or past the highest PSN: holes, a run's end, messages, the READ FIFO."""
     if d > 0:
         flags[i] |= F_GAP
@@ -110,6 +110,13 @@ def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
         skipped = ep_end[h] - max(ep_next[h], acked[h])
         # (A start too soon for a timer that no third packet settled stays in doubt.)
         doubt = ep_amb[h] or soon[h] > 0
+        if d == 0 and ep_next[h] < ep_end[h] and not doubt:
+            # (Or the original, delayed past the run's start: `amid_decided`.)
+            amid[h, 0] = i
+            amid[h, 1] = max(skipped, 0)
+            amid[h, 2] = ep_next[h]
+            amid[h, 3] = ep_cur[h]
+            amid[h, 4] = rgap_at[h]
         if skipped > 0 and not doubt:
             # New data before the resend run reached the old front, and no
             # ACK made those resends unneeded: they were lost before the tap.
