@@ -24,6 +24,11 @@ SMALL_GRH = {"ops": {"send": 2, "write": 2, "read": 2}, "sizes": (1, 2, 8), "los
              "connections": 2, "ack_every": 2, "credits": "unlimited", "pmtu": 1024,
              "tx_depth": 8, "rnr_timer": 6, "cm": True, "reorder": 0.02, "duplicate": 0.01,
              "messages": 20}
+SMALL_ROCE1 = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (1, 2, 8),
+               "loss": 0.05, "loss_before_tap": 0, "rnr": 0.04, "corrupt": 0.02,
+               "encap": "roce1", "connections": 3, "ack_every": 2, "credits": "count",
+               "pmtu": 256, "tx_depth": 8, "rnr_timer": 12, "cm": False, "reorder": 0.03,
+               "duplicate": 0, "messages": 20}
 READ_ROCE2 = {"ops": {"read": 1}, "sizes": (0, 64, 200, 256, 700, 1024, 1500), "loss": 0.05,
               "loss_before_tap": 0.3, "rnr": 0, "corrupt": 0.02, "encap": "roce2",
               "connections": 3, "ack_every": 4, "credits": "unlimited", "pmtu": 256,
@@ -91,3 +96,19 @@ def test_a_read_start_in_doubt_stays_so_after_a_timer_long_pause(tmp_path):
     assert "ambiguous" in flags_of(res, 38)
     assert "retransmission" in flags_of(res, 171) and "ambiguous" not in flags_of(res, 171)
 
+
+
+
+def test_a_skipped_resend_delayed_into_an_rnr_wait(tmp_path):
+    """RNR NAK 108's retry run (118-124) skips ..136 (its resend delayed); NAK 127's
+    run resends it (133), and RNR NAK 148 refuses it again (timer code 12). The
+    delayed resend arrives 1.5 us later (162). With that RNR NAK the only cause
+    pending, nothing the requester acts on can resend ..136 before the timer: 162 is
+    the skipping run's resend, late, and the copy 640 us on (164) the RNR retry
+    (before: 162 a restart, taken to show the RNR NAK lost, and 164 a timeout)."""
+    truth, res = exact(tmp_path, 55016, name="rc_clean", **SMALL_ROCE1)
+    assert _reordered(truth, 162)
+    assert "retransmission" in flags_of(res, 162) and "go_back_n" not in flags_of(res, 162)
+    assert res.episode[161] == res.episode[117]
+    assert "rnr_retry" in flags_of(res, 164)
+    assert start_of(res, 164) == ("rnr", 148)

@@ -65,6 +65,11 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
         # (Also with a NAK naming that same PSN: the responder NAKs what was in
         # flight behind the refused request, and either restart begins there.)
         cause = False
+    if in_wait and u == rnr_u[h] and trig_kind[h] == T_RNR and trig_u[h] == u:
+        # The refused PSN itself before the timer, that RNR NAK the only cause: its
+        # retry comes after the wait, and were it lost after the tap no other cause
+        # is pending. No restart: a late or duplicated copy.
+        cause = False
     in_gap = False
     if not seen:
         for g in range(GAP_RING):
