@@ -176,7 +176,8 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
                         or nak_redo)
     # A quick copy of the PSN an RNR NAK refused, before its timer: the restart for a
     # NAK naming it (the RNR NAK lost after the tap), or a copy delayed (what drew
-    # that NAK). Held back too: only a run continuing it makes it the restart.
+    # that NAK). Held back too: only a run continuing it makes it the restart. So is
+    # an unsure one (a lost READ response's restart would go on in order as well).
     # (Not when a sequence NAK naming it came after its previous copy and before the
     # RNR NAK: the requester had that NAK first and restarts at once, IBA 9.7.5.1.3;
     # the RNR NAK stops it only once it arrives.)

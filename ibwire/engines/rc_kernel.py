@@ -69,7 +69,7 @@ from ibwire.engines.rc_response_row import response_row
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "7b9f2eb7bd38"
+RC_HELPERS_DIGEST = "921c1bd766b2"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
