@@ -69,7 +69,7 @@ from ibwire.engines.rc_response_row import response_row
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "921c1bd766b2"
+RC_HELPERS_DIGEST = "4bfaf8931809"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -148,7 +148,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     # it (then decided at the request after that copy).
     jmp = np.full((n_hc, 6), -1, dtype=np.int64)
     # New data amid a run short of the front, decided at the next request: row, the
-    # resends taken as lost before the tap, the run's next PSN, episode, skip ring mark.
+    # resends taken as lost before the tap, the run's next PSN, episode, skip ring slot.
     amid = np.full((n_hc, 5), -1, dtype=np.int64)
     lr_next = np.zeros(n_hc, dtype=np.int64)
     lr_lost = np.zeros(n_hc, dtype=np.bool_)

@@ -32,14 +32,14 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 from ibwire.analysis.rc_rules import (
-    F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, GAP_RING, K_LATE, K_LOST_BEFORE,
+    F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, K_LATE, K_LOST_BEFORE,
     K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_NAK_SEQ,
 )
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
     CZ_IMPLIED, CZ_NAK, SKIP_MAYBE, T_IMPLIED, T_NAK, _hole_recent, _originals_in, _skip_row,
-    _skipped_by_run, _skipped_since, _skipping_run,
+    _skipped_by_run, _skipped_since, _skipping_run, _unskip,
 )
 
 
@@ -179,9 +179,7 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
                 counts[h, K_RETX_BYTES] -= paylen[r]
                 counts[h, K_LATE] += 1
                 episode[r] = -1
-            if jmp[h, 3] >= 0 and (rgap_at[h] - 1) % GAP_RING == jmp[h, 3]:
-                rgaps[h, jmp[h, 3], :] = -1
-                rgap_at[h] -= 1
+            _unskip(rgaps, rgap_at, h, jmp[h, 3])
             ep_last[h] = jmp[h, 1]
             ep_next[h] = jmp[h, 2]
             delays[h] = True
@@ -202,15 +200,11 @@ def amid_decided(flags, gap, counts, ts, trig_u, ep_active, ep_cur, ep_next, rga
         # the run through, its last resends lost before the tap.)
         if d < 0 and u == amid[h, 2] and ep_cur[h] == amid[h, 3] and not ep_active[h] and \
                 ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and not 0 <= trig_u[h] <= u:
-            gap[r] -= amid[h, 1]
-            if gap[r] <= 0:
-                flags[r] &= ~F_GAP
+            gap[r] = 0      # (at the front: only the run's resends were counted lost)
+            flags[r] = (flags[r] & ~F_GAP) | F_LATE
             counts[h, K_LOST_BEFORE] -= amid[h, 1]
-            flags[r] |= F_LATE
             counts[h, K_LATE] += 1
-            if rgap_at[h] == amid[h, 4] + 1:
-                rgaps[h, amid[h, 4] % GAP_RING, :] = -1     # (the run skipped nothing)
-                rgap_at[h] -= 1
+            _unskip(rgaps, rgap_at, h, amid[h, 4])
             ep_active[h] = True
             delays[h] = True
 

@@ -116,7 +116,7 @@ def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
             amid[h, 1] = max(skipped, 0)
             amid[h, 2] = ep_next[h]
             amid[h, 3] = ep_cur[h]
-            amid[h, 4] = rgap_at[h]
+            amid[h, 4] = rgap_at[h] % GAP_RING   # (the skip ring slot written below)
         if skipped > 0 and not doubt:
             # New data before the resend run reached the old front, and no
             # ACK made those resends unneeded: they were lost before the tap.

@@ -278,6 +278,15 @@ def _hole_recent(gaps, ts, h, u, t):
 
 
 @njit(inline="always")
+def _unskip(rgaps, rgap_at, h, slot):
+    """Forget the run skip recorded at ring `slot`, if it is still the latest: the run
+    it came from skipped nothing after all."""
+    if slot >= 0 and (rgap_at[h] - 1) % GAP_RING == slot:
+        rgaps[h, slot, :] = -1
+        rgap_at[h] -= 1
+
+
+@njit(inline="always")
 def _skipped_since(rgaps, h, u, ep):
     """Whether a resend run later than episode `ep` skipped PSN u (`rgaps`)."""
     for g in range(GAP_RING):
