@@ -12,7 +12,8 @@ pending (each is decided at the next request of its half-connection, then droppe
   earlier PSN, only if the copy is fresh; a NAK too recent for the requester to
   have had it, by the reactions it has shown, names nothing). A quick copy of the
   run's latest packet right behind the packet past defers this to the request
-  after that copy.
+  after that copy. So is a packet past that came too soon after the run's previous
+  one for the run to have sent the packets between, whatever request follows.
 - New data while a run had still to reach the front (its resends up there taken
   as lost before the tap): the original, delayed past the run's start, if this
   request resumes the run at its next PSN promptly, no cause pending at or before
@@ -31,15 +32,17 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
+from numba import njit
+
 from ibwire.analysis.rc_rules import (
-    F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, K_LATE, K_LOST_BEFORE,
+    C_REQUEST, F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, K_LATE, K_LOST_BEFORE,
     K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_NAK_SEQ,
 )
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, SKIP_MAYBE, T_IMPLIED, T_NAK, _hole_recent, _originals_in, _skip_row,
-    _skipped_by_run, _skipped_since, _skipping_run, _unskip,
+    CZ_IMPLIED, CZ_NAK, SCAN_ROWS, SKIP_MAYBE, T_IMPLIED, T_NAK, _hole_recent, _originals_in,
+    _skip_row, _skipped_by_run, _skipped_since, _skipping_run, _unskip,
 )
 
 
@@ -104,6 +107,37 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
     return n_ep
 
 
+@njit
+def _run_paced(hc, cls, upsn, first_tx, ts, flags, episode, h, lo, r, pace):
+    """Whether row r, a resend past its run's next PSN `lo`, came too soon after the
+    run's previous packet for the requester to have sent the packets between (their
+    originals the tap saw, one each, at no less than `pace` apart): the run did not
+    send it. (Not a run whose start is in doubt: r may go on with the run that start
+    cut short.)"""
+    if pace <= 0:
+        return False
+    for q in range(r - 1, max(r - SCAN_ROWS, -1), -1):
+        if hc[q] == h and cls[q] & C_REQUEST:
+            if episode[q] != episode[r] or upsn[q] >= lo:
+                return False
+            for o in range(q, max(q - SCAN_ROWS, -1), -1):
+                if hc[o] == h and flags[o] & F_EPISODE and episode[o] == episode[r]:
+                    if flags[o] & F_AMBIGUOUS:
+                        return False
+                    break
+            # (The originals counted wherever they are: a hole filled late breaks
+            # their PSN order.)
+            n = 0
+            for o in range(q, max(q - SCAN_ROWS, -1), -1):
+                if hc[o] == h and cls[o] & C_REQUEST and first_tx[o] == o and \
+                        lo <= upsn[o] < upsn[r]:
+                    n += 1
+                    if ts[r] - ts[q] < pace * n:
+                        return True
+            return False
+    return False
+
+
 def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts,
                  trig_u, trig_row, trig_kind, cz, nak_u, rnr_u, ep_active, ep_last, ep_cur,
                  ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, react, copy_row,
@@ -154,15 +188,26 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
         # packets lost before the tap), so the resume shows nothing.
         nak_since = trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 1] > r and \
             0 <= cz[h, CZ_NAK, 0] < u and cz[h, CZ_NAK, 2] == 0
-        if seen and d < 0 and jmp[h, 2] <= u < upsn[r] and episode[r] == ep_cur[h] and \
-                ep_active[h] and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and \
-                fresh and (not 0 <= trig_u[h] <= u or not cause_named) and not nak_since:
+        # (Whatever this request is, a packet past that came too soon after the run's
+        # previous one for the run to have sent the PSNs it skipped, at the requester's
+        # fastest pace, was not the run's; PSNs an ACK covered it may skip. Not a
+        # restart for a cause naming that PSN. Two packets leave a port one after the
+        # other: no gap is nil, one seen so was a late copy's coincidence.)
+        jd_lo = rgaps[h, jmp[h, 3], 3]
+        jd_own = trig_u[h] == upsn[r] or nak_u[h] == upsn[r] or rnr_u[h] == upsn[r]
+        jd_pace = run_gap[h] if 0 < run_gap[h] < min_gap[h] or min_gap[h] < 0 else min_gap[h]
+        jd_paced = not jd_own and episode[r] == ep_cur[h] and _run_paced(
+            hc, cls, upsn, first_tx, ts, flags, episode, h, jd_lo, r, jd_pace)
+        if jd_paced or (
+                seen and d < 0 and jmp[h, 2] <= u < upsn[r] and episode[r] == ep_cur[h] and
+                ep_active[h] and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and
+                fresh and (not 0 <= trig_u[h] <= u or not cause_named) and not nak_since):
             # The run resumes at its next PSN (or past it, below the packet past: those
             # between lost before the tap), with no cause naming that PSN and too
-            # soon for a timer: it never jumped. The packet past it was a late
-            # copy that arrived amid the run (a run goes in PSN order): of an
-            # earlier run's resend, if that run skipped its PSN (it stays a resend,
-            # in that run's episode), else of the original.
+            # soon for a timer (or it could not have got there so soon): it never
+            # jumped. The packet past it was a late copy that arrived amid the run (a
+            # run goes in PSN order): of an earlier run's resend, if that run skipped
+            # its PSN (it stays a resend, in that run's episode), else of the original.
             late_of = _skipping_run(rgaps, h, upsn[r], jmp[h, 3], ep_cur[h])
             counts[h, K_LOST_BEFORE] -= gap[r] + jmp[h, 4]
             gap[r] = 0
