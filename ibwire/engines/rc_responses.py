@@ -9,7 +9,8 @@
   retry cause unless a retry covering it is under way. A later request's own next
   response counts for it, so it leaves the FIFO complete once the earlier one
   does; one past it is a hole in that request too (a cause, if the requester had
-  the earlier one's responses that the capture missed).
+  the earlier one's responses that the capture missed). A restarted READ's own
+  response puts its progress there: what came past it before was dropped.
 - An ACK acknowledges PSNs (coalesced), carries credits, covers a READ still
   missing responses (an implied NAK; so too a READ a restart resent, awaiting its
   own response), or repeats an earlier one (a duplicate ACK);
@@ -193,6 +194,14 @@ def read_response(hc, cls, icrc, upsn, ts, rtt, prev_tx, rtt_fb, flags, counts, 
     if u == pin[h, 0]:
         pin[h, 0] = -1      # the restarted READ's own response: acknowledged now
         pin[h, 2] = i
+        if f_len[h] > 0 and fifo[h, f_head[h], 0] <= u < fifo[h, f_head[h], 1] and \
+                not flags[pin[h, 1]] & F_AMBIGUOUS:
+            # The requester dropped every response past u that came while it awaited
+            # u (out of sequence: an implied NAK, its data unused; rxe's completer
+            # drops it as it retries): it expects u + 1 next, whatever the tap saw of
+            # the stream before (a re-read asks only for what never came, IBA
+            # 9.7.4.1.5).
+            fifo[h, f_head[h], 1] = u
     _rtt_sample(rtt, prev_tx, ts, min_rtt, rtt_fb, h, i)   # (READ-only streams have no ACKs)
     if f_len[h] > 0:
         slot = f_head[h]
