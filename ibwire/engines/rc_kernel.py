@@ -60,6 +60,7 @@ from ibwire.engines.rc_copies import (
 from ibwire.engines.rc_episodes import episode_start, resent, run_jump, run_step
 from ibwire.engines.rc_pending import (
     amid_decided, jump_decided, late_decided, late_resend_decided, restart_left, restart_shown,
+    resume_decided,
 )
 from ibwire.engines.rc_pending_copies import amb_run_decided, copy_decided
 from ibwire.engines.rc_requests import (
@@ -69,7 +70,7 @@ from ibwire.engines.rc_response_row import response_row
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "6133e06d7077"
+RC_HELPERS_DIGEST = "7e2966c4771b"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -145,8 +146,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     # A run packet past the run's next PSN, decided at the next request: row, the run's
     # last and next PSN before it, the rgaps slot it wrote, whether it filled a
     # first-transmission hole, and a copy of the run's last PSN that came right after
-    # it (then decided at the request after that copy).
-    jmp = np.full((n_hc, 6), -1, dtype=np.int64)
+    # it (then decided at the request after that copy); then, once taken for a late
+    # copy at the run's resume (`resume_decided`): its row, the resume's row, the run's
+    # last and next PSN as it had left them, the PSNs it had counted lost, its flags.
+    jmp = np.full((n_hc, 12), -1, dtype=np.int64)
     # New data amid a run short of the front, decided at the next request: row, the
     # resends taken as lost before the tap, the run's next PSN, episode, skip ring slot.
     amid = np.full((n_hc, 5), -1, dtype=np.int64)
@@ -237,6 +240,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             restart_shown(known, known_next, ep_active, ep_next, h, u, d)
             nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, delays, h, u, prev_req)
             # Rows the previous request left pending, decided now.
+            resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_active,
+                           ep_last, ep_cur, ep_next, min_rtt, jmp, i, h, u, d)
             n_ep = late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason,
                                 counts, high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active,
                                 ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, gaps, rgaps,
@@ -347,6 +352,15 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                      rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_rs, rd_gap,
                      min_rtt, rnr_row, rnr_first, rnr_req, rr_row, ack_row, ack_u, ep_row,
                      pos_acked, last_resp, seq_nak, trig, reason, pin, nak_nxt, i, h, c, u)
+    # A run resumed after a late copy, undecided at the capture's end: no request since
+    # for as long as the shortest ACK timeout is the run not going on.
+    for h in range(n_hc):
+        if jmp[h, 6] >= 0 and ts[len(hc) - 1] - ts[jmp[h, 7]] >= MIN_ACK_TIMEOUT_NS:
+            i = len(hc) - 1
+            u = high[h]
+            d = u - high[h]
+            resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_active,
+                           ep_last, ep_cur, ep_next, min_rtt, jmp, i, h, u, d)
 
 rc_pass_py = py_twin(_pass)     # the loop and its rules, all run by the interpreter
 rc_pass = njit(cache=True)(inline_rules(_pass))     # the rules inlined: one flat loop

@@ -14,6 +14,9 @@ pending (each is decided at the next request of its half-connection, then droppe
   run's latest packet right behind the packet past defers this to the request
   after that copy. So is a packet past that came too soon after the run's previous
   one for the run to have sent the packets between, whatever request follows.
+- A run resumed after such a late copy: the copy was the run's own jump after all,
+  the resume its resend delayed, if the request after the resume does not go on
+  with the run (`resume_decided`; also at the capture's end).
 - New data while a run had still to reach the front (its resends up there taken
   as lost before the tap): the original, delayed past the run's start, if this
   request resumes the run at its next PSN promptly, no cause pending at or before
@@ -42,7 +45,7 @@ from ibwire.analysis.rc_rules import (
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
     CZ_IMPLIED, CZ_NAK, SCAN_ROWS, SKIP_MAYBE, T_IMPLIED, T_NAK, _hole_recent, _originals_in,
-    _skip_row, _skipped_by_run, _skipped_since, _skipping_run, _unskip,
+    _pace, _skip_row, _skipped_by_run, _skipped_since, _skipping_run, _unskip,
 )
 
 
@@ -166,7 +169,7 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
         # answers it.)
         # (Not one so recent that a run from its PSN, at the requester's fastest pace
         # yet, could not have sent the packets before this one.)
-        jd_gap = run_gap[h] if 0 <= run_gap[h] < min_gap[h] or min_gap[h] < 0 else min_gap[h]
+        jd_gap = _pace(min_gap, run_gap, h)
         # (Not a NAK naming it less than a quarter of the requester's fastest reaction
         # to one, out of three or more, before this request: this was sent before it
         # had the NAK. Reactions vary with what the requester was sending: an early
@@ -209,12 +212,22 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
             # run goes in PSN order): of an earlier run's resend, if that run skipped
             # its PSN (it stays a resend, in that run's episode), else of the original.
             late_of = _skipping_run(rgaps, h, upsn[r], jmp[h, 3], ep_cur[h])
-            counts[h, K_LOST_BEFORE] -= gap[r] + jmp[h, 4]
+            jd_lost = gap[r] + jmp[h, 4]
+            counts[h, K_LOST_BEFORE] -= jd_lost
             gap[r] = 0
             if late_of >= 0:
                 flags[r] = (flags[r] & ~F_GAP) | F_AMBIGUOUS
                 episode[r] = late_of
             else:
+                if not jd_paced and u == jmp[h, 2]:
+                    # (The request after this one may show the run had ended at the
+                    # packet past, this one its resend delayed: `resume_decided`.)
+                    jmp[h, 6] = r
+                    jmp[h, 7] = i
+                    jmp[h, 8] = ep_last[h]
+                    jmp[h, 9] = ep_next[h]
+                    jmp[h, 10] = jd_lost
+                    jmp[h, 11] = flags[r]
                 flags[r] = (flags[r] & ~(F_RETX | F_GAP | F_AMBIGUOUS)) | F_LATE
                 if first_tx[r] < r and not flags[prev_tx[r]] & F_RETX:
                     # A second copy of an original: the network duplicated it,
@@ -232,6 +245,41 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
                 # The copy between repeated the run's latest packet, which went on:
                 # the network's duplicate, not a restart (`copy_decided` skips it).
                 copy_row[h] = -1
+
+
+def resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_active, ep_last,
+                   ep_cur, ep_next, min_rtt, jmp, i, h, u, d):
+    """A packet past taken for a late copy when the run resumed at its next PSN: the
+    run's own jump after all if the run does not go on from there now."""
+    r = jmp[h, 6]
+    # (A copy sooner than a round trip after its previous one is no restart, and the
+    # network's copies come between a run's packets: the request after it decides.)
+    if r >= 0 and not (d < 0 and prev_tx[i] < i and min_rtt[h] >= 0 and
+                       ts[i] - ts[prev_tx[i]] < min_rtt[h]):
+        jmp[h, 6] = -1
+        q = jmp[h, 7]
+        # A run resumed after a late copy still has that copy's PSN to resend: it goes
+        # on at once from the PSN it resumed at (past it, those between lost before
+        # the tap). New data, a restart, or a pause as long as the shortest ACK
+        # timeout instead: the run had ended at the packet past (it had sent the PSNs
+        # it skipped, one delayed past it: the resume), as a READ or atomic run
+        # waiting for its responses does.
+        if ep_active[h] and episode[q] == ep_cur[h] and ep_last[h] == upsn[q] and \
+                flags[r] & F_LATE and not (
+                    d < 0 and u >= ep_next[h] and ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS):
+            # (Not lost before the tap, those PSNs the late resend carried.)
+            rs_lost = max(jmp[h, 10] - (ep_next[h] - upsn[q]), 0)
+            flags[r] = (jmp[h, 11] & ~(F_GAP | F_LATE)) | F_RETX
+            if rs_lost > 0:
+                flags[r] |= F_GAP
+            gap[r] = rs_lost
+            counts[h, K_LOST_BEFORE] += rs_lost
+            counts[h, K_RETX] += 1
+            counts[h, K_RETX_BYTES] += paylen[r]
+            counts[h, K_LATE] -= 1
+            episode[r] = ep_cur[h]
+            ep_last[h] = jmp[h, 8]
+            ep_next[h] = jmp[h, 9]
 
 
 def amid_decided(flags, gap, counts, ts, trig_u, ep_active, ep_cur, ep_next, rgaps, rgap_at, amid,

@@ -178,6 +178,15 @@ def _earlier_hole(cz, trig_u, trig_row, trig_kind, h, u):
         cz[h, CZ_IMPLIED, 2] = 0
 
 
+@njit(inline="always")
+def _pace(min_gap, run_gap, h):
+    """The requester's fastest pace yet: the least gap between two new requests in a
+    row or two packets of a run (resends may go faster than new data); -1 if none."""
+    if 0 <= run_gap[h] < min_gap[h] or min_gap[h] < 0:
+        return run_gap[h]
+    return min_gap[h]
+
+
 @njit
 def _originals_in(hc, cls, upsn, first_tx, h, lo, hi, row):
     """How many packets first sent PSNs lo..hi-1 (their originals the tap saw, up to
