@@ -70,7 +70,7 @@ from ibwire.engines.rc_response_row import response_row
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "7e2966c4771b"
+RC_HELPERS_DIGEST = "b37da7205e45"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -153,6 +153,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     # New data amid a run short of the front, decided at the next request: row, the
     # resends taken as lost before the tap, the run's next PSN, episode, skip ring slot.
     amid = np.full((n_hc, 5), -1, dtype=np.int64)
+    # The new request that ended the latest run: its row (-1 past a hole), the resends
+    # it counted lost before the tap, the run's skip ring slot (`new_request`).
+    ended = np.full((n_hc, 3), -1, dtype=np.int64)
     lr_next = np.zeros(n_hc, dtype=np.int64)
     lr_lost = np.zeros(n_hc, dtype=np.bool_)
     lr_cause = np.zeros(n_hc, dtype=np.bool_)  # ... taken while a cause was pending
@@ -259,12 +262,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                        ep_next, retrying, nak_new, rgaps, rgap_at, lr_row, lr_next,
                                        lr_lost, lr_cause, ep_amb, ep_row, delays, pin, fifo,
                                        f_head, f_len, i, h, u, d, seen, n_ep)
-            n_ep = copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, episode,
-                                trig, reason, counts, high, acked, trig_u, trig_row, trig_kind, cz,
-                                rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next, retrying,
-                                nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause, soon,
-                                soon_rows, ep_amb, ep_row, delays, back2back, pin, fifo, f_head,
-                                f_len, min_gap, rnr_first, i, h, u, d, seen, n_ep)
+            n_ep = copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, prev_tx, ts, flags, ref,
+                                episode, trig, reason, gap, counts, high, acked, trig_u, trig_row,
+                                trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
+                                retrying, nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause,
+                                soon, soon_rows, ep_amb, ep_row, delays, back2back, pin, fifo,
+                                f_head, f_len, min_gap, rnr_first, ended, i, h, u, d, seen, n_ep)
             amb_run_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ref, episode,
                             trig, reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next,
                             rgaps, rgap_at, ep_amb, ep_row, amb_run, pin, i, h, u, d)
@@ -274,7 +277,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h, u)
                 new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
                             ep_next, gaps, gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len,
-                            ep_amb, soon, amid, i, h, c, u, d, consume)
+                            ep_amb, soon, amid, ended, i, h, c, u, d, consume)
             else:
                 cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held = \
                     classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row,

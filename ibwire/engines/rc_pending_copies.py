@@ -14,23 +14,27 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
+from numba import njit
+
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_COPY, F_EPISODE, F_RETX, K_COPIES, K_GBN, K_RETX,
-    K_RETX_BYTES, K_TIMEOUTS, MIN_ACK_TIMEOUT_NS, REASON_IMPLIED, REASON_TIMEOUT,
+    C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_COPY, F_EPISODE, F_GAP, F_LATE, F_RETX, K_COPIES,
+    K_GBN, K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, K_TIMEOUTS, MIN_ACK_TIMEOUT_NS,
+    REASON_IMPLIED, REASON_NAK_SEQ, REASON_TIMEOUT,
 )
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    AMB_PIN, CZ_NAK, CZ_RNR, SKIP_MAYBE, T_NAK, T_RNR, _skipped_by_run, _skipping_run,
+    AMB_PIN, CZ_NAK, CZ_RNR, SKIP_MAYBE, T_NAK, T_RNR, _skipped_by_run, _skipping_run, _unskip,
 )
 from ibwire.engines.rc_unseen import _unseen_implied
 
 
-def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, episode, trig, reason,
-                 counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last,
-                 ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, copy_row, copy_next,
-                 copy_cause, soon, soon_rows, ep_amb, ep_row, delays, back2back, pin, fifo, f_head,
-                 f_len, min_gap, rnr_first, i, h, u, d, seen, n_ep):
+def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, prev_tx, ts, flags, ref, episode, trig,
+                 reason, gap, counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u,
+                 ep_active, ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at,
+                 copy_row, copy_next, copy_cause, soon, soon_rows, ep_amb, ep_row, delays,
+                 back2back, pin, fifo, f_head, f_len, min_gap, rnr_first, ended, i, h, u, d, seen,
+                 n_ep):
     """A network copy left pending: a resend run's start if this request continues it."""
     q = copy_row[h]
     if q >= 0:
@@ -69,6 +73,11 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, epi
             counts[h, K_RETX] += 1
             counts[h, K_RETX_BYTES] += paylen[q]
             ref[q] = first_tx[q]
+        elif in_order and u == copy_next[h] and not copy_cause[h] and \
+                _late_restart(cls, upsn, paylen, first_tx, prev_tx, ts, flags, ref, episode, trig,
+                              reason, gap, counts, high, ep_active, ep_last, ep_end, ep_cur,
+                              ep_next, ep_row, ep_amb, cz, rgaps, rgap_at, ended, q, h, u):
+            pass
         elif in_order:
             # The next request resends the PSN after it (or a later one, those
             # between lost before the tap; no ACK let a restart begin past the
@@ -125,6 +134,65 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, ts, flags, ref, epi
                 # first RNR NAK still.
                 cz[h, CZ_RNR, 1] = rnr_first[h]
     return n_ep
+
+
+@njit
+def _late_restart(cls, upsn, paylen, first_tx, prev_tx, ts, flags, ref, episode, trig, reason, gap,
+                  counts, high, ep_active, ep_last, ep_end, ep_cur, ep_next, ep_row, ep_amb, cz,
+                  rgaps, rgap_at, ended, q, h, u):
+    """Copy q, continued in order by this request (PSN u), repeats the NAK's restart
+    that began the latest run, a run that never went on: new data at the front ended
+    it at once. Go-back-N resends the PSN after its restart next, so that restart was
+    a late copy (the original or an earlier resend, delayed past the NAK), and q is
+    the requester's restart: the episode moves to q. Returns whether it did."""
+    r = ep_row[h]
+    j = ended[h, 0]
+    # (Sooner than any timer after that start: q answers no timeout of its own. No
+    # NAK since that start for another PSN: this request may be its restart. Not a
+    # READ or atomic, whose restart holds its responses, `pin`.)
+    if not (0 <= r < j < q and not ep_active[h] and episode[r] == ep_cur[h] and
+            flags[r] & F_EPISODE and reason[r] == REASON_NAK_SEQ and upsn[trig[r]] == upsn[r] and
+            upsn[r] == upsn[q] == ep_last[h] and ts[q] - ts[r] < MIN_ACK_TIMEOUT_NS and
+            (cz[h, CZ_NAK, 1] < r or cz[h, CZ_NAK, 0] == upsn[r]) and
+            not cls[q] & (C_READ_REQ | C_ATOMIC_REQ)):
+        return False
+    # The late copy: the original, delayed, when the tap never saw it before (the
+    # first copy at the tap a resend filling its hole), else a copy.
+    flags[r] &= ~(F_RETX | F_EPISODE | F_AMBIGUOUS)
+    counts[h, K_RETX] -= 1
+    counts[h, K_RETX_BYTES] -= paylen[r]
+    if first_tx[r] == r or flags[first_tx[r]] & F_RETX:
+        flags[r] |= F_LATE
+        counts[h, K_LATE] += 1
+    else:
+        flags[r] |= F_COPY
+        ref[r] = prev_tx[r]
+        counts[h, K_COPIES] += 1
+    flags[q] = (flags[q] & ~(F_COPY | F_AMBIGUOUS)) | F_RETX | F_EPISODE
+    ref[q] = first_tx[q]
+    counts[h, K_RETX] += 1
+    counts[h, K_RETX_BYTES] += paylen[q]
+    episode[q] = episode[r]
+    trig[q] = trig[r]
+    reason[q] = reason[r]
+    episode[r] = -1
+    trig[r] = -1
+    reason[r] = 0
+    # The new data that ended the run skipped nothing: no resends lost before the tap.
+    gap[j] -= ended[h, 1]
+    if gap[j] <= 0:
+        flags[j] &= ~F_GAP
+    counts[h, K_LOST_BEFORE] -= ended[h, 1]
+    _unskip(rgaps, rgap_at, h, ended[h, 2])
+    ended[h, 0] = -1
+    # The run goes on from q, up to the front as it is now.
+    ep_active[h] = True
+    ep_end[h] = high[h]
+    ep_last[h] = upsn[q]
+    ep_next[h] = u
+    ep_row[h] = q
+    ep_amb[h] = False
+    return True
 
 
 def amb_run_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ref, episode, trig,

@@ -93,8 +93,8 @@ def unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h
 
 
 def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur, ep_next, gaps,
-                gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len, ep_amb, soon, amid, i, h, c, u,
-                d, consume):
+                gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len, ep_amb, soon, amid, ended,
+                i, h, c, u, d, consume):
     """A request at or past the highest PSN: holes, a run's end, messages, the READ FIFO."""
     if d > 0:
         flags[i] |= F_GAP
@@ -117,6 +117,11 @@ def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
             amid[h, 2] = ep_next[h]
             amid[h, 3] = ep_cur[h]
             amid[h, 4] = rgap_at[h] % GAP_RING   # (the skip ring slot written below)
+        # (Kept in case the run's start turns out a late copy, `copy_decided`:
+        # this row, the resends it counted lost, the skip ring slot written below.)
+        ended[h, 0] = i if d == 0 else -1
+        ended[h, 1] = 0
+        ended[h, 2] = -1
         if skipped > 0 and not doubt:
             # New data before the resend run reached the old front, and no
             # ACK made those resends unneeded: they were lost before the tap.
@@ -124,7 +129,9 @@ def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
             flags[i] |= F_GAP
             gap[i] += skipped
             counts[h, K_LOST_BEFORE] += skipped
+            ended[h, 1] = skipped
         if ep_end[h] > ep_next[h]:
+            ended[h, 2] = rgap_at[h] % GAP_RING
             slot = rgap_at[h] % GAP_RING
             rgaps[h, slot, 0] = ep_next[h]
             rgaps[h, slot, 1] = ep_end[h]
