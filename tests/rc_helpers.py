@@ -112,6 +112,11 @@ def flags_of(res: RcResult, frame: int) -> set[str]:
     return set(R.flag_names(int(res.flags[frame - 1])))
 
 
+def reordered(truth: dict[str, Any], frame: int) -> bool:
+    """Whether the generator's network held this frame back past later ones."""
+    return frame in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+
+
 def start_of(res: RcResult, frame: int) -> tuple[str, int | None]:
     """Reason and cause frame of the episode the frame belongs to."""
     row = _starts(res)[int(res.episode[frame - 1])]

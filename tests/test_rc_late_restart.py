@@ -10,7 +10,7 @@ run's resends lost before the tap, and the real restart became a timeout episode
 
 from __future__ import annotations
 
-from rc_helpers import compare, exact, flags_of, generate, start_of
+from rc_helpers import compare, exact, flags_of, generate, reordered, start_of
 
 # Draws of `tools`' wider sweep (seeds 355, 353).
 SENDS_ROCE1 = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1},
@@ -25,17 +25,13 @@ MIXED_ROCE2 = {"ops": {"send": 2, "write": 2, "read": 2}, "sizes": (4096, 9000, 
                "duplicate": 0, "messages": 20}
 
 
-def _reordered(truth, frame):
-    return frame in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
-
-
 def test_the_original_delayed_past_the_nak_then_new_data(tmp_path):
     """NAK 2192 names ..157, whose original (2195) the network held 3 us: it comes
     after the NAK, then new data ..166 (2196), then ..157 again (2197) and ..158: 2197
     is the NAK's restart; 2195 the late original (the tap saw ..157 first as a resend
     filling its hole, 2174), no resend; 2196 skipped nothing."""
     truth, res = exact(tmp_path, 17007, name="rc_clean", **SENDS_ROCE1)
-    assert _reordered(truth, 2195) and not _reordered(truth, 2197)
+    assert reordered(truth, 2195) and not reordered(truth, 2197)
     assert "retransmission" in flags_of(res, 2174)
     assert start_of(res, 2197) == ("nak_seq", 2192)
     assert "retransmission" in flags_of(res, 2198)
@@ -49,7 +45,7 @@ def test_a_late_copy_after_the_nak_then_the_stream_goes_on(tmp_path):
     """NAK 559 names ..363; a copy of ..363 held by the network (562) comes after it,
     then new data ..373 (563), then ..363 (564) and ..364: 564 starts the NAK's run."""
     truth, res = exact(tmp_path, 91245, name="rc_clean", **MIXED_ROCE2)
-    assert _reordered(truth, 562)
+    assert reordered(truth, 562)
     assert start_of(res, 564) == ("nak_seq", 559)
     assert "retransmission" not in flags_of(res, 562)
     assert "go_back_n" not in flags_of(res, 562)
@@ -68,7 +64,7 @@ def test_a_nak_for_the_next_psn_since_keeps_the_restart(tmp_path):
     its restart, so it proves nothing about 61, and 52 stays the NAK's restart."""
     path, truth = generate(tmp_path, "rc_clean", 4514, **SMALL_GRH)
     res, _ = compare(path, truth)
-    assert _reordered(truth, 61)
+    assert reordered(truth, 61)
     assert start_of(res, 52) == ("nak_seq", 50)
     assert "retransmission" in flags_of(res, 52)
     for f in (65, 66):

@@ -8,7 +8,7 @@ equals the tap's-eye truth; the frames below are checked one by one."""
 from __future__ import annotations
 
 import numpy as np
-from rc_helpers import exact, flags_of, start_of
+from rc_helpers import exact, flags_of, reordered, start_of
 
 from ibwire.analysis.rc import analyze
 
@@ -47,10 +47,6 @@ LARGE_ROCE2 = {"ops": {"send": 2, "write": 2, "read": 2}, "sizes": (4096, 9000, 
                "messages": 20}
 
 
-def _reordered(truth, frame):
-    return frame in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
-
-
 def test_a_skipped_resend_delayed_into_the_next_run_is_that_runs(tmp_path):
     """The timeout run went from ..253 to ..256 (720): it skipped ..255. NAK 736's
     run is at ..243 (756) when ..255 arrives (757), delayed 67 ms after the PSN's
@@ -59,7 +55,7 @@ def test_a_skipped_resend_delayed_into_the_next_run_is_that_runs(tmp_path):
     jumped, and NAK 755 (..234) starts the next run at 760 (before: 757 a jump, 758
     a restart for NAK 755, 760 a timeout)."""
     truth, res = exact(tmp_path, 56188, name="rc_clean", **SEND_GRH)
-    assert _reordered(truth, 757)
+    assert reordered(truth, 757)
     assert {"retransmission", "ambiguous"} <= flags_of(res, 757)
     assert "psn_gap" not in flags_of(res, 757)
     assert res.episode[756] == res.episode[719] != res.episode[757]
@@ -73,7 +69,7 @@ def test_a_restart_whose_first_packet_came_after_its_second(tmp_path):
     and the READ 3 us later (14, delayed). 12 is that restart's resend, not the
     network's copy (before: `network_duplicate`, a resend missed)."""
     truth, res = exact(tmp_path, 59990, name="rc_clean", **MIXED_IB)
-    assert _reordered(truth, 14)
+    assert reordered(truth, 14)
     assert start_of(res, 14) == ("implied_nak", 11)
     assert {"retransmission", "ambiguous"} <= flags_of(res, 12)
     assert "network_duplicate" not in flags_of(res, 12)
@@ -89,7 +85,7 @@ def test_late_originals_that_look_like_a_run_stay_in_doubt_past_a_jump(tmp_path)
     doubt, or late copies. After the jump at 216, 219 (a first copy past the run's
     next PSN) is in doubt as well (before: taken for the run's resend)."""
     truth, res = exact(tmp_path, 10050)
-    assert all(_reordered(truth, f) for f in (214, 215, 216, 219))
+    assert all(reordered(truth, f) for f in (214, 215, 216, 219))
     for f in (214, 215, 216, 219):
         assert "ambiguous" in flags_of(res, f), f
     assert start_of(res, 221) == ("nak_seq", 220)
@@ -101,7 +97,7 @@ def test_a_late_copy_may_be_the_original_the_tap_never_saw(tmp_path):
     ..494). 141, a copy of ..492 2.9 us after the hole showed, is that run's resend,
     late, or the original, delayed (the truth): flagged (before: the run's resend)."""
     truth, res = exact(tmp_path, 11005)
-    assert _reordered(truth, 141)
+    assert reordered(truth, 141)
     assert "psn_gap" in flags_of(res, 100) and "psn_gap" in flags_of(res, 131)
     assert {"retransmission", "ambiguous"} <= flags_of(res, 141)
     assert start_of(res, 148) == ("nak_seq", 143)
@@ -115,7 +111,7 @@ def test_two_copies_of_a_psn_back_to_back_in_a_run(tmp_path):
     ..495 (257, 259). (Before: 235 and 257 the run's, 238 and 259 copies.)"""
     truth, res = exact(tmp_path, 11129)
     for first, second in ((235, 238), (257, 259)):
-        assert _reordered(truth, first)
+        assert reordered(truth, first)
         assert "ambiguous" in flags_of(res, first) and "ambiguous" in flags_of(res, second)
     assert start_of(res, 245) == ("implied_nak", 230)
     assert "ambiguous" not in flags_of(res, 245)
@@ -129,7 +125,7 @@ def test_a_nak_names_no_restart_sooner_than_the_requester_can_react(tmp_path):
     had NAK 682: the run's, which shows 681 a late original (before: 681 the run's
     jump, 683 NAK 682's restart)."""
     truth, res = exact(tmp_path, 18445, name="rc_clean", **READS_ROCE1)
-    assert _reordered(truth, 681)
+    assert reordered(truth, 681)
     assert "out_of_sequence" in flags_of(res, 681)
     assert "retransmission" not in flags_of(res, 681)
     assert start_of(res, 296) == ("nak_seq", 293)
@@ -144,7 +140,7 @@ def test_a_duplicate_between_a_late_copy_and_the_run_resuming(tmp_path):
     past leaves the decision to the request after it: 3517 a late original, 3518 the
     network's duplicate (before: 3517 the run's jump, 3518 a timeout restart)."""
     truth, res = exact(tmp_path, 47287, name="rc_clean", **SEND_IB)
-    assert _reordered(truth, 3517)
+    assert reordered(truth, 3517)
     assert 3518 in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
     assert "out_of_sequence" in flags_of(res, 3517)
     assert "retransmission" not in flags_of(res, 3517)
@@ -160,7 +156,7 @@ def test_new_data_amid_a_run_then_the_run_resuming(tmp_path):
     ..857's original, delayed past the run's start, and 367 the run's resend (before:
     357 new data that ended the run, 367 the network's copy of it)."""
     truth, res = exact(tmp_path, 63688, name="rc_clean", **LARGE_ROCE2)
-    assert _reordered(truth, 357)
+    assert reordered(truth, 357)
     assert "out_of_sequence" in flags_of(res, 357)
     assert "retransmission" not in flags_of(res, 357)
     assert "retransmission" in flags_of(res, 367)

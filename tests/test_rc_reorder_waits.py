@@ -6,7 +6,7 @@ tap's-eye truth; the frames below are checked one by one."""
 
 from __future__ import annotations
 
-from rc_helpers import episode_diff, exact, flags_of, start_of
+from rc_helpers import episode_diff, exact, flags_of, reordered, start_of
 
 # Draws of `tools`' wider sweep (seed 343): reordering with duplication.
 READ_GRH = {"ops": {"read": 1}, "sizes": (0, 64, 200, 256, 700, 1024, 1500), "loss": 0,
@@ -36,10 +36,6 @@ READ_ROCE2 = {"ops": {"read": 1}, "sizes": (0, 64, 200, 256, 700, 1024, 1500), "
               "duplicate": 0.01, "messages": 20}
 
 
-def _reordered(truth, frame):
-    return frame in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
-
-
 def test_a_read_copy_while_the_retry_of_its_unanswered_read_is_under_way(tmp_path):
     """NAK 37's run re-reads ..174 to ..177 (38-41); the responses to ..175-..177 come
     (42-44), ..174's does not (delayed past them). ..174 and ..175's originals,
@@ -49,7 +45,7 @@ def test_a_read_copy_while_the_retry_of_its_unanswered_read_is_under_way(tmp_pat
     timer: late copies or a restart for a cause the capture missed, flagged (before:
     a restart for an unseen implied NAK, and 38 lost after the tap)."""
     truth, res = exact(tmp_path, 70345, name="rc_clean", **READ_GRH)
-    assert _reordered(truth, 45) and _reordered(truth, 46)
+    assert reordered(truth, 45) and reordered(truth, 46)
     assert "ambiguous" in flags_of(res, 45) and "ambiguous" in flags_of(res, 46)
     assert "lost_after_capture" not in flags_of(res, 38)
     assert start_of(res, 38) == ("nak_seq", 37)
@@ -62,7 +58,7 @@ def test_two_late_hole_fills_then_a_timeout_67_ms_later(tmp_path):
     settles that only when it goes on promptly, as a run goes: both stay flagged
     (before: a timeout run 31-42, unflagged)."""
     truth, res = exact(tmp_path, 64307, name="rc_clean", **MIXED_GRH)
-    assert _reordered(truth, 31) and _reordered(truth, 32)
+    assert reordered(truth, 31) and reordered(truth, 32)
     assert "ambiguous" in flags_of(res, 31) and "ambiguous" in flags_of(res, 32)
     assert "retransmission" in flags_of(res, 35) and "ambiguous" not in flags_of(res, 35)
     assert episode_diff(truth, res) == []
@@ -77,7 +73,7 @@ def test_a_late_copy_of_the_refused_psn_during_its_rnr_wait(tmp_path):
     only restarted the wait, so the retry run (75-78) answers RNR NAK 30 (before: 35 a
     restart for NAK 31, and the retry run NAK 31's)."""
     truth, res = exact(tmp_path, 90077, name="rc_clean", **SMALL_GRH)
-    assert _reordered(truth, 35)
+    assert reordered(truth, 35)
     assert "retransmission" not in flags_of(res, 35)
     assert "network_duplicate" in flags_of(res, 35)
     assert start_of(res, 75) == ("rnr", 30)
@@ -92,11 +88,9 @@ def test_a_read_start_in_doubt_stays_so_after_a_timer_long_pause(tmp_path):
     runs may pause that long, so 171 stays in the same run): 38 stays flagged
     (before: unflagged, a restart for an implied NAK the tap did not see)."""
     truth, res = exact(tmp_path, 57144, name="rc_clean", **READ_ROCE2)
-    assert _reordered(truth, 38)
+    assert reordered(truth, 38)
     assert "ambiguous" in flags_of(res, 38)
     assert "retransmission" in flags_of(res, 171) and "ambiguous" not in flags_of(res, 171)
-
-
 
 
 def test_a_skipped_resend_delayed_into_an_rnr_wait(tmp_path):
@@ -107,7 +101,7 @@ def test_a_skipped_resend_delayed_into_an_rnr_wait(tmp_path):
     the skipping run's resend, late, and the copy 640 us on (164) the RNR retry
     (before: 162 a restart, taken to show the RNR NAK lost, and 164 a timeout)."""
     truth, res = exact(tmp_path, 55016, name="rc_clean", **SMALL_ROCE1)
-    assert _reordered(truth, 162)
+    assert reordered(truth, 162)
     assert "retransmission" in flags_of(res, 162) and "go_back_n" not in flags_of(res, 162)
     assert res.episode[161] == res.episode[117]
     assert "rnr_retry" in flags_of(res, 164)

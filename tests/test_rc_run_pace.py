@@ -10,7 +10,7 @@ resuming the run showed it; a restart for another cause after it left it a jump.
 
 from __future__ import annotations
 
-from rc_helpers import exact, flags_of, start_of
+from rc_helpers import exact, flags_of, reordered, start_of
 
 # Draws of `tools`' wider sweep (seed 347): large messages in 256-byte packets.
 MIXED_ROCE2 = {"ops": {"send": 2, "write": 2, "read": 2}, "sizes": (4096, 9000, 20000),
@@ -25,10 +25,6 @@ MIXED_GRH = {"ops": {"send": 2, "write": 2, "read": 2}, "sizes": (4096, 9000, 20
              "duplicate": 0.01, "messages": 20}
 
 
-def _reordered(truth, frame):
-    return frame in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
-
-
 def test_a_late_original_amid_a_run_then_a_restart_for_a_later_nak(tmp_path):
     """The original of ..568 never passed the tap in turn (..569 came with a gap,
     5861). NAK 5875's run resends ..516 to ..528 (5879-5893), 100 ns apart; ..568
@@ -36,7 +32,7 @@ def test_a_late_original_amid_a_run_then_a_restart_for_a_later_nak(tmp_path):
     request is NAK 5890's restart at ..521 (5895), not the run going on: ..568 is the
     original, late (before: the run's jump, a resend)."""
     truth, res = exact(tmp_path, 88996, name="rc_clean", **MIXED_ROCE2)
-    assert _reordered(truth, 5894)
+    assert reordered(truth, 5894)
     assert "retransmission" in flags_of(res, 5893)
     assert "retransmission" not in flags_of(res, 5894)
     assert "out_of_sequence" in flags_of(res, 5894) and res.episode[5893] == -1
@@ -51,7 +47,7 @@ def test_a_late_original_amid_a_run_that_goes_on_past_a_lost_resend(tmp_path):
     did not resume it at its next PSN either: ..742 is the original, late, and the
     run's own gap stays counted lost."""
     truth, res = exact(tmp_path, 54779, name="rc_clean", **MIXED_GRH)
-    assert _reordered(truth, 5184)
+    assert reordered(truth, 5184)
     assert "retransmission" not in flags_of(res, 5184) and res.episode[5183] == -1
     assert "out_of_sequence" in flags_of(res, 5184)
     assert {"retransmission", "psn_gap"} <= flags_of(res, 5191)

@@ -12,7 +12,7 @@ called a late copy (out of sequence) and its resend went uncounted."""
 
 from __future__ import annotations
 
-from rc_helpers import exact, flags_of, generate, start_of
+from rc_helpers import exact, flags_of, generate, reordered, start_of
 
 from ibwire.analysis.rc import analyze
 from ibwire.analysis.rc_input import rc_columns
@@ -30,17 +30,13 @@ READS_ROCE2 = {"ops": {"read": 1}, "sizes": (4096, 9000, 20000), "loss": 0.02,
                "rnr_timer": 6, "cm": False, "reorder": 0.02, "duplicate": 0, "messages": 20}
 
 
-def _reordered(truth, frame):
-    return frame in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
-
-
 def test_a_read_run_whose_middle_request_came_late_then_new_data(tmp_path):
     """Implied NAK 54 re-reads ..399 (57), ..415 (58) and ..439 (59): the READ at
     ..435 between them comes 3 us later (102). The next request is new data (..443,
     156), not ..439 again: the run had ended at 59, its jump, and 102 is its resend,
     delayed (before: 59 a late copy, out of sequence)."""
     truth, res = exact(tmp_path, 60880, name="rc_clean", **READS_GRH)
-    assert _reordered(truth, 102) and not _reordered(truth, 59)
+    assert reordered(truth, 102) and not reordered(truth, 59)
     for f in (57, 58, 59, 102):
         assert "retransmission" in flags_of(res, f)
         assert start_of(res, f) == ("implied_nak", 54)
@@ -54,7 +50,7 @@ def test_a_read_run_the_capture_ends_after(tmp_path):
     connection came for the shortest ACK timeout after 1216: the run did not go on,
     so 1184 was its jump. Cut sooner, nothing tells, and 1184 stays a late copy."""
     truth, res = exact(tmp_path, 20015, name="rc_clean", **READS_ROCE2)
-    assert _reordered(truth, 1216)
+    assert reordered(truth, 1216)
     assert start_of(res, 1184) == ("implied_nak", 1179)
     path, _ = generate(tmp_path, "rc_clean", 20015, **READS_ROCE2)
     cols = rc_columns(path)
