@@ -63,3 +63,25 @@ def test_a_read_run_the_capture_ends_after(tmp_path):
         assert ("retransmission" in flags_of(cut, 1184)) is jumped
         assert ("out_of_sequence" in flags_of(cut, 1184)) is not jumped
         assert "retransmission" in flags_of(cut, 1216)
+
+
+READS_ATOMICS = {"ops": {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
+                 "sizes": (4096, 9000, 20000), "loss": 0.05, "loss_before_tap": 0.3, "rnr": 0,
+                 "corrupt": 0.02, "encap": "roce2", "connections": 3, "ack_every": 2,
+                 "credits": "unlimited", "pmtu": 256, "tx_depth": 8, "rnr_timer": 12,
+                 "cm": True, "reorder": 0.03, "duplicate": 0, "messages": 20}
+
+
+def test_the_run_going_on_from_the_packet_past_at_once(tmp_path):
+    """Implied NAK 3891's run resends ..227 (3919), then ..229 (3922), its ..228 held
+    back by the network (3959). A copy of ..228 from an earlier run comes late (3925)
+    and looks like the run resuming there; but the next request is ..230 (3926) in the
+    same nanosecond: the run could not have sent ..229 again in between, so it went
+    on from 3922, which is its resend (before: a late copy, out of sequence)."""
+    truth, res = exact(tmp_path, 54334, name="rc_clean", **READS_ATOMICS)
+    assert reordered(truth, 3925) and reordered(truth, 3959)
+    ts = res.cols["frame.time_ns"]
+    assert ts[3926 - 1] == ts[3925 - 1]
+    assert "retransmission" in flags_of(res, 3922)
+    assert "out_of_sequence" not in flags_of(res, 3922)
+    assert start_of(res, 3922) == ("implied_nak", 3891)

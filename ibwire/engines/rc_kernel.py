@@ -70,7 +70,7 @@ from ibwire.engines.rc_response_row import response_row
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "b37da7205e45"
+RC_HELPERS_DIGEST = "f0b32cbb7159"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -244,7 +244,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, delays, h, u, prev_req)
             # Rows the previous request left pending, decided now.
             resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_active,
-                           ep_last, ep_cur, ep_next, min_rtt, jmp, i, h, u, d)
+                           ep_last, ep_cur, ep_next, min_rtt, min_gap, run_gap, jmp, i, h, u, d)
             n_ep = late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason,
                                 counts, high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active,
                                 ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, gaps, rgaps,
@@ -363,7 +363,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             u = high[h]
             d = u - high[h]
             resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_active,
-                           ep_last, ep_cur, ep_next, min_rtt, jmp, i, h, u, d)
+                           ep_last, ep_cur, ep_next, min_rtt, min_gap, run_gap, jmp, i, h, u, d)
 
 rc_pass_py = py_twin(_pass)     # the loop and its rules, all run by the interpreter
 rc_pass = njit(cache=True)(inline_rules(_pass))     # the rules inlined: one flat loop

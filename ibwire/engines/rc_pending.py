@@ -248,7 +248,7 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
 
 
 def resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_active, ep_last,
-                   ep_cur, ep_next, min_rtt, jmp, i, h, u, d):
+                   ep_cur, ep_next, min_rtt, min_gap, run_gap, jmp, i, h, u, d):
     """A packet past taken for a late copy when the run resumed at its next PSN: the
     run's own jump after all if the run does not go on from there now."""
     r = jmp[h, 6]
@@ -264,9 +264,15 @@ def resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_ac
         # timeout instead: the run had ended at the packet past (it had sent the PSNs
         # it skipped, one delayed past it: the resume), as a READ or atomic run
         # waiting for its responses does.
+        # (Not the run going on from the packet past, though, the PSNs from the
+        # resume's on lost before the tap, sooner than it could have sent them at its
+        # fastest pace: the run never went back; the resume was the late one.)
+        rs_pace = _pace(min_gap, run_gap, h)
+        rs_past = u == jmp[h, 9] and u > ep_next[h] and \
+            ts[i] - ts[q] < (u - ep_next[h]) * rs_pace
         if ep_active[h] and episode[q] == ep_cur[h] and ep_last[h] == upsn[q] and \
-                flags[r] & F_LATE and not (
-                    d < 0 and u >= ep_next[h] and ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS):
+                flags[r] & F_LATE and (rs_past or not (
+                    d < 0 and u >= ep_next[h] and ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS)):
             # (Not lost before the tap, those PSNs the late resend carried.)
             rs_lost = max(jmp[h, 10] - (ep_next[h] - upsn[q]), 0)
             flags[r] = (jmp[h, 11] & ~(F_GAP | F_LATE)) | F_RETX
