@@ -77,7 +77,7 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, prev_tx, ts, flags,
                 _late_restart(cls, upsn, paylen, first_tx, prev_tx, ts, flags, ref, episode, trig,
                               reason, gap, counts, high, ep_active, ep_last, ep_end, ep_cur,
                               ep_next, ep_row, ep_amb, cz, rgaps, rgap_at, ended, q, h, u):
-            pass
+            pass    # (the copy took over the latest run's start, a late copy after all)
         elif in_order:
             # The next request resends the PSN after it (or a later one, those
             # between lost before the tap; no ACK let a restart begin past the
