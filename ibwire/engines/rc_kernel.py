@@ -361,7 +361,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         if jmp[h, 6] >= 0 and ts[len(hc) - 1] - ts[jmp[h, 7]] >= MIN_ACK_TIMEOUT_NS:
             i = len(hc) - 1
             u = high[h]
-            d = u - high[h]
+            d = 0   # (as if new data came: the run does not go on)
             resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_active,
                            ep_last, ep_cur, ep_next, min_rtt, min_gap, run_gap, jmp, i, h, u, d)
 
