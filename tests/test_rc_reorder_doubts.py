@@ -76,3 +76,64 @@ def test_a_run_going_on_through_an_rnr_wait_never_got_the_rnr_nak(tmp_path):
     res, _ = compare(path, truth)
     assert "rnr_retry" in flags_of(res, 1665)
     assert all("rnr_retry" not in flags_of(res, f) for f in range(1544, 1665))
+
+
+def test_a_hole_fill_taken_for_a_restart_continued_only_by_a_timer_is_in_doubt(tmp_path):
+    """Wider draws 43 and 110 of seed 361: a request jumps past PSN P (128; 23), the
+    responder NAKs P (139; 27: lost after the tap, so the requester never acts on
+    it), and P's original arrives 3 us late (143; 33), its first copy at the tap.
+    Taken for the NAK's restart, the run should go on at once; the next request of the
+    stream, P+1, comes 67 ms later: the timer's. Go-back-N sends a run back to back,
+    so either the run's resends were all lost before the tap or the hole fill was
+    the original, delayed (the same PSNs follow either way): flagged."""
+    base = {"loss": 0.05, "rnr": 0.0, "credits": "unlimited", "pmtu": 4096, "cm": True,
+            "messages": 20}
+    for seed, fill, nak, nxt, kw in (
+            (14671, 143, 139, 158, dict(
+                ops={"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1}, corrupt=0.02,
+                sizes=(0, 64, 200, 256, 700, 1024, 1500), loss_before_tap=0.3,
+                encap="roce2", connections=3, ack_every=1, tx_depth=16, rnr_timer=12,
+                reorder=0.01, duplicate=0.01)),
+            (93038, 33, 27, 82, dict(
+                ops={"send": 2, "write": 2, "read": 2}, sizes=(1, 2, 8), corrupt=0.0,
+                loss_before_tap=0.0, encap="ib", connections=2, ack_every=2, tx_depth=8,
+                rnr_timer=1, reorder=0.03, duplicate=0.0))):
+        truth, res = exact(tmp_path, seed, name="rc_clean", **base, **kw)
+        assert _delayed(truth, fill), seed
+        assert {"retransmission", "go_back_n", "ambiguous"} <= flags_of(res, fill), seed
+        assert start_of(res, fill) == ("nak_seq", nak), seed
+        ts = res.cols["frame.time_ns"]
+        assert ts[nxt - 1] - ts[fill - 1] > 60_000_000, seed
+        assert res.cols["infiniband.bth.psn"][nxt - 1] == \
+            (res.cols["infiniband.bth.psn"][fill - 1] + 1) % (1 << 24), seed
+
+
+def test_a_run_of_late_originals_stopping_short_of_the_front_is_in_doubt(tmp_path):
+    """Wider draws 248 and 192 of seed 359 (READs): the tap saw the stream jump past
+    PSNs P and P+1 (13; 41), their NAK (15; 42) and its run resending P, P+1 and on
+    (16-19; 43-45). The originals of P and P+1, held 3 us by the network, come next
+    (28-29; 54, 57), in order: a second run, with no cause the tap saw. Go-back-N
+    would resend every PSN up to the front, back to back: instead new data follows
+    (34), or nothing until the capture ends. Either the rest of that run was lost
+    before the tap, or the two were the originals, delayed: flagged."""
+    base = {"ops": {"read": 1}, "rnr_timer": 12, "pmtu": 4096, "reorder": 0.03,
+            "duplicate": 0.01, "messages": 20}
+    for seed, late, then, kw in (
+            (70590, (28, 29), 34, dict(
+                sizes=(1, 2, 8), loss=0.05, loss_before_tap=0.0, rnr=0.0, corrupt=0.0,
+                encap="roce1", connections=1, ack_every=2, credits="count", tx_depth=16,
+                cm=False)),
+            (11304, (54, 57), None, dict(
+                sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.0, loss_before_tap=0.3,
+                rnr=0.04, corrupt=0.0, encap="roce2", connections=3, ack_every=4,
+                credits="unlimited", pmtu=1024, tx_depth=16, cm=True))):
+        truth, res = exact(tmp_path, seed, name="rc_clean", **dict(base, **kw))
+        qp = res.cols["infiniband.bth.destqp"]
+        for f in late:
+            assert _delayed(truth, f), seed
+            assert {"retransmission", "ambiguous"} <= flags_of(res, f), seed
+        rows = [r for r in range(late[1], len(qp)) if qp[r] == qp[late[1] - 1]]
+        if then is None:
+            assert rows == [], seed             # nothing more of the stream
+        else:
+            assert rows[0] == then - 1 and "retransmission" not in flags_of(res, then), seed

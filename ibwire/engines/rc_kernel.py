@@ -70,7 +70,7 @@ from ibwire.engines.rc_response_row import response_row
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "a73b2499411f"
+RC_HELPERS_DIGEST = "1ab65f47147d"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -256,12 +256,13 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                          copy_row, i, h, u, d, seen, prev_req)
             amid_decided(flags, gap, counts, ts, trig_u, ep_active, ep_cur, ep_next, rgaps, rgap_at,
                          amid, delays, i, h, u, d)
-            n_ep = late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags,
-                                       episode, trig, reason, counts, high, acked, trig_u, trig_row,
-                                       trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
-                                       ep_next, retrying, nak_new, rgaps, rgap_at, lr_row, lr_next,
-                                       lr_lost, lr_cause, ep_amb, ep_row, delays, pin, fifo,
-                                       f_head, f_len, i, h, u, d, seen, n_ep)
+            n_ep = late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts,
+                                       flags, episode, trig, reason, counts, high, acked, trig_u,
+                                       trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end,
+                                       ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, lr_row,
+                                       lr_next, lr_lost, lr_cause, ep_amb, ep_row, delays, pin,
+                                       fifo, f_head, f_len, min_gap, run_gap, i, h, u, d, seen,
+                                       n_ep)
             n_ep = copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, prev_tx, ts, flags, ref,
                                 episode, trig, reason, gap, counts, high, acked, trig_u, trig_row,
                                 trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
@@ -271,8 +272,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             amb_run_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ref, episode,
                             trig, reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next,
                             rgaps, rgap_at, ep_amb, ep_row, amb_run, pin, i, h, u, d)
-            restart_left(upsn, first_tx, flags, reason, high, ep_active, ep_next, ep_row, h, u,
-                         d, prev_req)
+            restart_left(hc, cls, upsn, first_tx, ts, flags, episode, high, ep_active, ep_next,
+                         ep_row, i, h, u, d, prev_req)
             if d >= 0:
                 unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h, u)
                 new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
@@ -355,15 +356,20 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                      rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_rs, rd_gap,
                      min_rtt, rnr_row, rnr_first, rnr_req, rr_row, ack_row, ack_u, ep_row,
                      pos_acked, last_resp, seq_nak, trig, reason, pin, nak_nxt, i, h, c, u)
-    # A run resumed after a late copy, undecided at the capture's end: no request since
-    # for as long as the shortest ACK timeout is the run not going on.
+    # At the capture's end, no request since for as long as the shortest ACK timeout is
+    # a run not going on: after a resume that followed a late copy (`resume_decided`),
+    # or short of the front (`restart_left`).
     for h in range(n_hc):
-        if jmp[h, 6] >= 0 and ts[len(hc) - 1] - ts[jmp[h, 7]] >= MIN_ACK_TIMEOUT_NS:
-            i = len(hc) - 1
-            u = high[h]
-            d = 0   # (as if new data came: the run does not go on)
+        i = len(hc) - 1
+        u = high[h]
+        d = 0   # (as if new data came: the run does not go on)
+        prev_req = last_req[h]
+        if jmp[h, 6] >= 0 and ts[i] - ts[jmp[h, 7]] >= MIN_ACK_TIMEOUT_NS:
             resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_active,
                            ep_last, ep_cur, ep_next, min_rtt, min_gap, run_gap, jmp, i, h, u, d)
+        if prev_req >= 0 and ts[i] - ts[prev_req] >= MIN_ACK_TIMEOUT_NS:
+            restart_left(hc, cls, upsn, first_tx, ts, flags, episode, high, ep_active, ep_next,
+                         ep_row, i, h, u, d, prev_req)
 
 rc_pass_py = py_twin(_pass)     # the loop and its rules, all run by the interpreter
 rc_pass = njit(cache=True)(inline_rules(_pass))     # the rules inlined: one flat loop

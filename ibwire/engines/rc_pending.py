@@ -23,7 +23,11 @@ pending (each is decided at the next request of its half-connection, then droppe
   it (the requester sends no new data until its run is through).
 - The late resend of a run that skipped its PSN: the start of a timeout run if
   this request resends the PSN after it (not when it repeated, at once, the run in
-  progress's latest resend and this request goes on with that run).
+  progress's latest resend and this request goes on with that run; nor past it
+  sooner than the requester could have sent the PSNs between, `rc_run_shape`).
+- A run that stopped short of the front (new data, or nothing for as long as the
+  shortest ACK timeout), its packets copies of PSNs whose originals the tap never
+  saw: in doubt (`restart_left`; also at the capture's end).
 - Copies (a network copy, a timeout restart taken with doubt amid a run):
   `rc_pending_copies`.
 - A restart at a PSN that no cause proved yet: shown one (`known`) if this request
@@ -35,18 +39,18 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
-from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_REQUEST, F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, K_LATE, K_LOST_BEFORE,
-    K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_NAK_SEQ,
+    F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, K_LATE, K_LOST_BEFORE,
+    K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
 )
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, SCAN_ROWS, SKIP_MAYBE, T_IMPLIED, T_NAK, _hole_recent, _originals_in,
+    CZ_IMPLIED, CZ_NAK, SKIP_MAYBE, T_IMPLIED, T_NAK, _hole_recent, _originals_in,
     _pace, _skip_row, _skipped_by_run, _skipped_since, _skipping_run, _unskip,
 )
+from ibwire.engines.rc_run_shape import _doubt_short_run, _run_paced, _too_soon
 
 
 def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason, counts, high,
@@ -108,37 +112,6 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
             if u > late_next[h]:
                 _skipped_by_run(h, late_next[h], u, ep_cur[h], i, rgaps, rgap_at, SKIP_MAYBE)
     return n_ep
-
-
-@njit
-def _run_paced(hc, cls, upsn, first_tx, ts, flags, episode, h, lo, r, pace):
-    """Whether row r, a resend past its run's next PSN `lo`, came too soon after the
-    run's previous packet for the requester to have sent the packets between (their
-    originals the tap saw, one each, at no less than `pace` apart): the run did not
-    send it. (Not a run whose start is in doubt: r may go on with the run that start
-    cut short.)"""
-    if pace <= 0:
-        return False
-    for q in range(r - 1, max(r - SCAN_ROWS, -1), -1):
-        if hc[q] == h and cls[q] & C_REQUEST:
-            if episode[q] != episode[r] or upsn[q] >= lo:
-                return False
-            for o in range(q, max(q - SCAN_ROWS, -1), -1):
-                if hc[o] == h and flags[o] & F_EPISODE and episode[o] == episode[r]:
-                    if flags[o] & F_AMBIGUOUS:
-                        return False
-                    break
-            # (The originals counted wherever they are: a hole filled late breaks
-            # their PSN order.)
-            n = 0
-            for o in range(q, max(q - SCAN_ROWS, -1), -1):
-                if hc[o] == h and cls[o] & C_REQUEST and first_tx[o] == o and \
-                        lo <= upsn[o] < upsn[r]:
-                    n += 1
-                    if ts[r] - ts[q] < pace * n:
-                        return True
-            return False
-    return False
 
 
 def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts,
@@ -308,11 +281,11 @@ def amid_decided(flags, gap, counts, ts, trig_u, ep_active, ep_cur, ep_next, rga
             delays[h] = True
 
 
-def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, episode, trig, reason,
-                        counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active,
-                        ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, lr_row,
-                        lr_next, lr_lost, lr_cause, ep_amb, ep_row, delays, pin, fifo, f_head,
-                        f_len, i, h, u, d, seen, n_ep):
+def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, episode,
+                        trig, reason, counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u,
+                        ep_active, ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, rgaps,
+                        rgap_at, lr_row, lr_next, lr_lost, lr_cause, ep_amb, ep_row, delays, pin,
+                        fifo, f_head, f_len, min_gap, run_gap, i, h, u, d, seen, n_ep):
     """A late resend left pending: a run's start if this one resends the next PSN (the
     pending cause's, its first resends lost before the tap; else a timeout's)."""
     r = lr_row[h]
@@ -335,10 +308,12 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
         # (Promptly a later PSN, those between lost before the tap, counts too when no
         # restart could begin there, no ACK having passed the late resend, and no
         # earlier run skipped it: else it may be that run's resend, late too. Only
-        # runs later than the one whose resend of that PSN it follows count.)
+        # runs later than the one whose resend of that PSN it follows count. Nor when
+        # it came sooner than the requester could have sent those: `_too_soon`.)
         prev_ep = episode[prev_tx[i]] if seen and flags[prev_tx[i]] & F_RETX else -1
         past = u > lr_next[h] and acked[h] <= upsn[r] and not goes_on and \
-            ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and not _skipped_since(rgaps, h, u, prev_ep)
+            ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and not _skipped_since(rgaps, h, u, prev_ep) and \
+            not _too_soon(hc, cls, upsn, ts, min_gap, run_gap, h, lr_next[h], u, r, i)
         by_cause = lr_cause[h] and (in_order or (seen and d < 0 and past)) and \
             0 <= trig_u[h] <= upsn[r] and trig_kind[h] != 0 and not delays[h]
         if lr_cause[h] and not by_cause:
@@ -372,20 +347,22 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
     return n_ep
 
 
-def restart_left(upsn, first_tx, flags, reason, high, ep_active, ep_next, ep_row, h, u, d,
-                 prev_req):
-    """New data, or a PSN not past it, right after a NAK's restart that was the first
-    copy at the tap of its PSN, with PSNs after it left to resend: that restart is in
-    doubt."""
+def restart_left(hc, cls, upsn, first_tx, ts, flags, episode, high, ep_active, ep_next, ep_row, i,
+                 h, u, d, prev_req):
+    """New data, or a PSN not past the run's latest, or any request only after the
+    shortest ACK timeout, right after a run that had PSNs left to resend, the tap
+    having seen no original of the PSNs it resent: that run is in doubt."""
     # Go-back-N resends every PSN from the restart on, back to back, before any new
-    # one, so either those were lost before the tap, or the hole fill was the
-    # original, delayed past the NAK (the requester never got the NAK, or not yet).
-    # (A PSN further on in the run: the run going on, one resend lost before the tap.)
-    if prev_req >= 0 and ep_row[h] == prev_req and ep_active[h] and \
-            (d >= 0 or u <= upsn[prev_req]) and \
-            first_tx[prev_req] == prev_req and reason[prev_req] == REASON_NAK_SEQ and \
+    # one, so either those were lost before the tap, or the run's packets were the
+    # originals, delayed past the cause (the requester never got it, or not yet:
+    # then its timer resends what the responder still lacks, the same PSNs).
+    # (A PSN further on in the run, promptly: the run going on, one resend lost
+    # before the tap.)
+    rl_s = ep_row[h]
+    if prev_req >= 0 and 0 <= rl_s <= prev_req and ep_active[h] and \
+            (d >= 0 or u <= upsn[prev_req] or ts[i] - ts[prev_req] >= MIN_ACK_TIMEOUT_NS) and \
             ep_next[h] < high[h]:
-        flags[prev_req] |= F_AMBIGUOUS
+        _doubt_short_run(hc, cls, first_tx, flags, episode, h, rl_s, prev_req)
 
 
 def restart_shown(known, known_next, ep_active, ep_next, h, u, d):

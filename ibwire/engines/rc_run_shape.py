@@ -1,0 +1,100 @@
+"""RC engine helpers: what the shape of a go-back-N run allows. A requester resends
+every PSN from its restart on, back to back, before any new one.
+
+- Packets lost before the tap still took the requester's port, one after the other,
+  so a request that follows another sooner than the requester could have sent the
+  packets between them was not sent after those: one of the two is a copy the
+  network delayed or duplicated. The pace is the fastest the stream has shown
+  (`rc_shared._pace`): the least gap between two new requests in a row, or two
+  packets of a run.
+- A run that stops short of the front (new data next, or nothing until a timer
+  could have fired) had its remaining resends lost before the tap, or was no run:
+  copies of PSNs whose originals the tap never saw may be those originals, late.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ibwire.analysis.rc_rules import C_REQUEST, F_AMBIGUOUS, F_EPISODE, F_RETX
+from ibwire.engines.rc_shared import SCAN_ROWS, _pace
+
+PSNS_CHECKED = 64      # PSNs `_too_soon` counts at most (enough for any pace it can prove)
+
+
+@njit
+def _run_paced(hc, cls, upsn, first_tx, ts, flags, episode, h, lo, r, pace):
+    """Whether row r, a resend past its run's next PSN `lo`, came too soon after the
+    run's previous packet for the requester to have sent the packets between (their
+    originals the tap saw, one each, at no less than `pace` apart): the run did not
+    send it. (Not a run whose start is in doubt: r may go on with the run that start
+    cut short.)"""
+    if pace <= 0:
+        return False
+    for q in range(r - 1, max(r - SCAN_ROWS, -1), -1):
+        if hc[q] == h and cls[q] & C_REQUEST:
+            if episode[q] != episode[r] or upsn[q] >= lo:
+                return False
+            for o in range(q, max(q - SCAN_ROWS, -1), -1):
+                if hc[o] == h and flags[o] & F_EPISODE and episode[o] == episode[r]:
+                    if flags[o] & F_AMBIGUOUS:
+                        return False
+                    break
+            # (The originals counted wherever they are: a hole filled late breaks
+            # their PSN order.)
+            n = 0
+            for o in range(q, max(q - SCAN_ROWS, -1), -1):
+                if hc[o] == h and cls[o] & C_REQUEST and first_tx[o] == o and \
+                        lo <= upsn[o] < upsn[r]:
+                    n += 1
+                    if ts[r] - ts[q] < pace * n:
+                        return True
+            return False
+    return False
+
+
+@njit
+def _too_soon(hc, cls, upsn, ts, min_gap, run_gap, h, lo, hi, r, i):
+    """Whether row i came sooner after row r than the requester could have sent, at its
+    fastest pace yet, the packets for PSNs lo..hi-1 between them: one for each of
+    those PSNs the tap saw a request begin at (a READ takes many PSNs in one)."""
+    pace = _pace(min_gap, run_gap, h)
+    if pace == 0:
+        # (Never nil: two packets leave a port one after the other, so a nil gap
+        # between two runs' packets was a late copy's coincidence.)
+        pace = min_gap[h]
+    if pace <= 0:
+        return False
+    found = np.empty(PSNS_CHECKED, np.int64)
+    n = 0
+    for q in range(i - 1, max(i - SCAN_ROWS, -1), -1):
+        if hc[q] == h and cls[q] & C_REQUEST and lo <= upsn[q] < hi:
+            known = False
+            for k in range(n):
+                known = known or found[k] == upsn[q]
+            if not known:
+                found[n] = upsn[q]
+                n += 1
+                if ts[i] - ts[r] < pace * n:
+                    return True
+                if n == PSNS_CHECKED:
+                    return False
+    return False
+
+
+@njit
+def _doubt_short_run(hc, cls, first_tx, flags, episode, h, s, e):
+    """Rows s..e, the requests of stream h from a run's start to its latest packet, a
+    run that stopped short of the front: when the tap saw no original of any of their
+    PSNs before them (each its first copy there, or one after resends only), each
+    may be that original, delayed past the cause's resends: all flagged ambiguous."""
+    if e - s >= SCAN_ROWS:
+        return
+    for q in range(e, s - 1, -1):
+        if hc[q] == h and cls[q] & C_REQUEST:
+            if episode[q] != episode[s] or (first_tx[q] < q and not flags[first_tx[q]] & F_RETX):
+                return
+    for q in range(e, s - 1, -1):
+        if hc[q] == h and cls[q] & C_REQUEST:
+            flags[q] |= F_AMBIGUOUS
