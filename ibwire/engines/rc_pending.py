@@ -39,7 +39,6 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
-
 from ibwire.analysis.rc_rules import (
     F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, K_LATE, K_LOST_BEFORE,
     K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
