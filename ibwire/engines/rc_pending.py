@@ -47,7 +47,7 @@ from ibwire.analysis.rc_rules import (
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
     CZ_IMPLIED, CZ_NAK, SKIP_MAYBE, T_IMPLIED, T_NAK, _hole_recent, _originals_in,
-    _pace, _skip_row, _skipped_by_run, _skipped_since, _skipping_run, _unskip,
+    _pace, _port_pace, _skip_row, _skipped_by_run, _skipped_since, _skipping_run, _unskip,
 )
 from ibwire.engines.rc_run_shape import _doubt_short_run, _run_paced, _too_soon
 
@@ -165,12 +165,11 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
             0 <= cz[h, CZ_NAK, 0] < u and cz[h, CZ_NAK, 2] == 0
         # (Whatever this request is, a packet past that came too soon after the run's
         # previous one for the run to have sent the PSNs it skipped, at the requester's
-        # fastest pace (`jd_gap`, but never nil: two packets leave a port one after the
-        # other, so a nil gap was a late copy's coincidence), was not the run's; PSNs
-        # an ACK covered it may skip. Not a restart for a cause naming that PSN.)
+        # fastest pace (`_port_pace`), was not the run's; PSNs an ACK covered it may
+        # skip. Not a restart for a cause naming that PSN.)
         jd_lo = rgaps[h, jmp[h, 3], 3]
         jd_own = trig_u[h] == upsn[r] or nak_u[h] == upsn[r] or rnr_u[h] == upsn[r]
-        jd_pace = jd_gap if jd_gap != 0 else min_gap[h]
+        jd_pace = _port_pace(min_gap, run_gap, h)
         jd_paced = not jd_own and episode[r] == ep_cur[h] and _run_paced(
             hc, cls, upsn, first_tx, ts, flags, episode, h, jd_lo, r, jd_pace)
         if jd_paced or (

@@ -5,7 +5,7 @@ every PSN from its restart on, back to back, before any new one.
   so a request that follows another sooner than the requester could have sent the
   packets between them was not sent after those: one of the two is a copy the
   network delayed or duplicated. The pace is the fastest the stream has shown
-  (`rc_shared._pace`): the least gap between two new requests in a row, or two
+  (`rc_shared._port_pace`): the least gap between two new requests in a row, or two
   packets of a run.
 - A run that stops short of the front (new data next, or nothing until a timer
   could have fired) had its remaining resends lost before the tap, or was no run:
@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from ibwire.analysis.rc_rules import C_REQUEST, F_AMBIGUOUS, F_EPISODE, F_RETX
-from ibwire.engines.rc_shared import SCAN_ROWS, _pace
+from ibwire.engines.rc_shared import SCAN_ROWS, _port_pace
 
 PSNS_CHECKED = 64      # PSNs `_too_soon` counts at most (enough for any pace it can prove)
 
@@ -59,11 +59,7 @@ def _too_soon(hc, cls, upsn, ts, min_gap, run_gap, h, lo, hi, r, i):
     """Whether row i came sooner after row r than the requester could have sent, at its
     fastest pace yet, the packets for PSNs lo..hi-1 between them: one for each of
     those PSNs the tap saw a request begin at (a READ takes many PSNs in one)."""
-    pace = _pace(min_gap, run_gap, h)
-    if pace == 0:
-        # (Never nil: two packets leave a port one after the other, so a nil gap
-        # between two runs' packets was a late copy's coincidence.)
-        pace = min_gap[h]
+    pace = _port_pace(min_gap, run_gap, h)
     if pace <= 0:
         return False
     found = np.empty(PSNS_CHECKED, np.int64)

@@ -187,6 +187,15 @@ def _pace(min_gap, run_gap, h):
     return min_gap[h]
 
 
+@njit(inline="always")
+def _port_pace(min_gap, run_gap, h):
+    """`_pace`, never nil: two packets leave a port one after the other, so a nil gap
+    between two runs' packets was a late copy's coincidence (then the least gap
+    between two new requests); -1 if none."""
+    pace = _pace(min_gap, run_gap, h)
+    return min_gap[h] if pace == 0 else pace
+
+
 @njit
 def _originals_in(hc, cls, upsn, first_tx, h, lo, hi, row):
     """How many packets first sent PSNs lo..hi-1 (their originals the tap saw, up to
