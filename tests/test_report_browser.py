@@ -43,10 +43,26 @@ def _json(capsys, argv: list[str]) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+RENDER_S = 30      # longest wait for Plotly to draw a page on a slow machine
+_DRAWN = """const p = [...document.querySelectorAll('.plotly-graph-div')];
+            return p.length > 0 && p.every(d => d.querySelector('.main-svg') &&
+                                                d.querySelector('.plot-container'));"""
+
+
 def _load(browser, html: Path) -> dict:
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
     browser.get(html.as_uri())
     browser.get_log("browser")   # noqa: B018 - drain; the page's own log is read below
     browser.get(html.as_uri())
+    # On a loaded two-core machine the plots may still be drawing when the page's load
+    # event has fired (seen: none found, every one drawn in the screenshot after). Wait
+    # for them; what follows still checks every plot was drawn.
+    try:
+        WebDriverWait(browser, RENDER_S).until(lambda b: b.execute_script(_DRAWN))
+    except TimeoutException:
+        pass    # (the caller's checks say what the page holds)
     return browser.execute_script("""
         const plots = [...document.querySelectorAll('.plotly-graph-div')];
         const vals = {};
