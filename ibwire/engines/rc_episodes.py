@@ -7,9 +7,7 @@
   made the requester ignore), an implied NAK the tap could not see (a READ response
   lost after it, `rc_unseen`), or a timeout, and settles that cause unless the start
   is ambiguous (a restart past the cause's PSN records the PSNs it skipped, for a
-  late copy); a resend past the run's next PSN (`run_jump`)
-  means the PSNs between were lost before the tap (remembered, for a late copy;
-  unless the next request shows it a late copy amid the run, `rc_pending`).
+  late copy); a resend past the run's next PSN: `rc_run_shape.run_jump`.
 - Every resend (`run_step`): an RNR retry, the copy before it lost after the tap
   (the responder NAKed that PSN again), a run too soon for any timer or started
   ambiguous kept flagged until later packets settle it (then the causes seen
@@ -26,15 +24,15 @@ from __future__ import annotations  # noqa: I001 - the rule names below stay com
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_BAD_ICRC, F_EPISODE, F_GAP, F_LOST_AFTER, F_RETX,
-    F_RNR_RETRY, GAP_RING, K_GBN, K_LOST_AFTER, K_LOST_BEFORE, K_RETX, K_RETX_BYTES,
+    C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_BAD_ICRC, F_EPISODE, F_LOST_AFTER, F_RETX,
+    F_RNR_RETRY, GAP_RING, K_GBN, K_LOST_AFTER, K_RETX, K_RETX_BYTES,
     K_RNR_RETRIES, K_TIMEOUTS, MIN_ACK_TIMEOUT_NS, REASON_IMPLIED, REASON_NAK_SEQ, REASON_RNR,
     REASON_TIMEOUT,
 )
 
 from ibwire.engines.rc_shared import (
     AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR,
-    _earlier_hole, _next_nak, _pick_cause, _rnr_over, _rnr_waited, _run_from,
+    _earlier_hole, _named_at, _next_nak, _pick_cause, _rnr_over, _rnr_waited, _run_from,
     _skipped_by_run, _skipping_run,
 )
 from ibwire.engines.rc_responses import _covered_since
@@ -278,34 +276,10 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
     return n_ep
 
 
-def run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps, rgap_at, jmp, ep_amb, i, h,
-             u, seen, in_gap):
-    """A resend past the run's next PSN: the PSNs the run skipped."""
-    jmp[h, 0] = i
-    jmp[h, 1] = ep_last[h]
-    jmp[h, 2] = ep_next[h]
-    jmp[h, 3] = rgap_at[h] % GAP_RING
-    jmp[h, 4] = 1 if (not seen and in_gap) else 0
-    if u > max(ep_next[h], acked[h]):
-        # The resend run skipped unacknowledged PSNs: lost before
-        # the tap.
-        flags[i] |= F_GAP
-        gap[i] = u - max(ep_next[h], acked[h])
-        counts[h, K_LOST_BEFORE] += gap[i]
-    slot = rgap_at[h] % GAP_RING
-    rgaps[h, slot, 0] = ep_next[h]
-    rgaps[h, slot, 1] = u
-    rgaps[h, slot, 2] = ep_cur[h]
-    rgaps[h, slot, 3] = max(ep_next[h], acked[h])
-    rgaps[h, slot, 4] = ep_amb[h]
-    rgaps[h, slot, 5] = i
-    rgap_at[h] += 1
-
-
 def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, rnr_row,
              rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon, soon_rows, ep_amb, ep_row,
              delays, back2back, rgaps, cz, trig_kind, acked, fifo, f_head, f_len, trig, reason,
-             pin, i, h, u, consume, seen, b2b):
+             pin, i, h, u, consume, seen, b2b, prev_req):
     """Any resend: an RNR retry, a copy lost after the tap, the doubt on the run's start."""
     # An RNR NAK refused it: not lost; its retry once the timer ran out (a run
     # passing the refused PSN before then was sent before the RNR NAK arrived).
@@ -377,6 +351,11 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
         # (rxe's do), or a timer restarted here after a late copy; the start stays
         # in doubt.
         ep_amb[h] = False
+    elif ep_amb[h] and _named_at(cz, trig_kind, h, u, False):
+        # Continued in order, but at a PSN a pending cause names: that cause's restart
+        # sends it just so, run or no run, so it shows nothing of the start (a late
+        # copy as well), which stays in doubt.
+        ep_amb[h] = False
     elif ep_amb[h]:
         # Continued in order: the network does not make runs (and this
         # one has not been seen delaying copies), so it was one (unless
@@ -386,6 +365,12 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
         ep_amb[h] = False
         _covered_since(upsn, flags, cz, trig_kind, acked, fifo, f_head, f_len, ep_row, trig,
                        reason, pin, h)
+    if not flags[i] & F_EPISODE and flags[ep_row[h]] & F_AMBIGUOUS and 0 <= prev_req and \
+            episode[prev_req] != ep_cur[h] and (first_tx[i] == i or flags[first_tx[i]] & F_RETX):
+        # After another request, its start in doubt: go-back-N sends a run's resends
+        # back to back, so this, no original of its PSN seen before, is as much that
+        # original, delayed, as the start is.
+        flags[i] |= F_AMBIGUOUS
     if refused and rnr_doubt[h]:
         flags[i] |= F_AMBIGUOUS     # or a later resend, its retry lost before the tap
     episode[i] = ep_cur[h]

@@ -21,7 +21,8 @@ PSNs), `rc_pending` and `rc_pending_copies` (what a request decides about a row
 the previous one left pending), `rc_copies` (a request below the highest PSN:
 held copies, late copies and originals, network duplicates), `rc_episodes`
 (resends and their go-back-N episodes; `rc_unseen`: what a restart shows the tap
-did not see), `rc_response_row` (a response row: network copies of a NAK, stale
+did not see; `rc_run_shape`: a run's jump, and what a run's shape allows),
+`rc_response_row` (a response row: network copies of a NAK, stale
 NAKs) and `rc_responses` (ACK, NAK, RNR NAK, READ responses); `rc_shared`
 holds what they share. `rc_build` puts them back for Numba (`inline_rules`: each
 call replaced by the function's body, so the build is one flat loop, the same
@@ -57,7 +58,7 @@ from ibwire.engines.rc_copies import (
     classify, held_original, late_original, late_resend, network_copy, skipped_resend,
     stale_original,
 )
-from ibwire.engines.rc_episodes import episode_start, resent, run_jump, run_step
+from ibwire.engines.rc_episodes import episode_start, resent, run_step
 from ibwire.engines.rc_pending import (
     amid_decided, jump_decided, late_decided, late_resend_decided, restart_left, restart_shown,
     resume_decided,
@@ -67,10 +68,11 @@ from ibwire.engines.rc_requests import (
     nak_reached, new_request, rnr_wait_over, uc_request, unseen_read, unseen_retry,
 )
 from ibwire.engines.rc_response_row import response_row
+from ibwire.engines.rc_run_shape import run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "ed6cc61af8fc"
+RC_HELPERS_DIGEST = "4c7ea92ed06f"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -332,7 +334,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                              rnr_u, rnr_row, rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon,
                              soon_rows, ep_amb, ep_row, delays, back2back, rgaps, cz, trig_kind,
                              acked, fifo, f_head, f_len, trig, reason, pin, i, h, u, consume,
-                             seen, b2b)
+                             seen, b2b, prev_req)
                 else:
                     late_original(flags, counts, late_row, late_next, late_cause, i, h, u,
                                   consume)

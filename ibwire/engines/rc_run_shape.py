@@ -10,14 +10,20 @@ every PSN from its restart on, back to back, before any new one.
 - A run that stops short of the front (new data next, or nothing until a timer
   could have fired) had its remaining resends lost before the tap, or was no run:
   copies of PSNs whose originals the tap never saw may be those originals, late.
+- A resend past the run's next PSN (`run_jump`, a rule function: a block of
+  `rc_kernel._pass`'s loop, see `rc_build`) means the PSNs between were lost before
+  the tap (remembered, for a late copy; unless the next request shows it a late
+  copy amid the run, `rc_pending`).
 """
 
-from __future__ import annotations
+from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 import numpy as np
 from numba import njit
 
-from ibwire.analysis.rc_rules import C_REQUEST, F_AMBIGUOUS, F_EPISODE, F_RETX
+from ibwire.analysis.rc_rules import (
+    C_REQUEST, F_AMBIGUOUS, F_EPISODE, F_GAP, F_RETX, GAP_RING, K_LOST_BEFORE,
+)
 from ibwire.engines.rc_shared import SCAN_ROWS, _port_pace
 
 PSNS_CHECKED = 64      # PSNs `_too_soon` counts at most (enough for any pace it can prove)
@@ -94,3 +100,27 @@ def _doubt_short_run(hc, cls, first_tx, flags, episode, h, s, e):
     for q in range(e, s - 1, -1):
         if hc[q] == h and cls[q] & C_REQUEST:
             flags[q] |= F_AMBIGUOUS
+
+
+def run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps, rgap_at, jmp, ep_amb, i, h,
+             u, seen, in_gap):
+    """A resend past the run's next PSN: the PSNs the run skipped."""
+    jmp[h, 0] = i
+    jmp[h, 1] = ep_last[h]
+    jmp[h, 2] = ep_next[h]
+    jmp[h, 3] = rgap_at[h] % GAP_RING
+    jmp[h, 4] = 1 if (not seen and in_gap) else 0
+    if u > max(ep_next[h], acked[h]):
+        # The resend run skipped unacknowledged PSNs: lost before
+        # the tap.
+        flags[i] |= F_GAP
+        gap[i] = u - max(ep_next[h], acked[h])
+        counts[h, K_LOST_BEFORE] += gap[i]
+    slot = rgap_at[h] % GAP_RING
+    rgaps[h, slot, 0] = ep_next[h]
+    rgaps[h, slot, 1] = u
+    rgaps[h, slot, 2] = ep_cur[h]
+    rgaps[h, slot, 3] = max(ep_next[h], acked[h])
+    rgaps[h, slot, 4] = ep_amb[h]
+    rgaps[h, slot, 5] = i
+    rgap_at[h] += 1

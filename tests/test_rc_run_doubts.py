@@ -1,0 +1,70 @@
+"""Wider draws (fresh master seeds 367 and 369 of `tools/rc_sweep.py`) where a late
+copy was taken for a resend run's start with nothing left to show it was one
+(issue #13): the start stays flagged `ambiguous`, and so does a packet that
+continues such a run only after another request, and each capture equals the
+tap's-eye truth."""
+
+from __future__ import annotations
+
+from rc_helpers import exact, flags_of, reordered
+
+SMALL_READS = dict(ops={"read": 1}, rnr=0.04, encap="roce2", credits="count", cm=True,
+                   reorder=0.03, messages=20)
+BIG_WRITES = dict(sizes=(4096, 9000, 20000), loss=0.02, corrupt=0.02, connections=3, cm=True,
+                  reorder=0.03, duplicate=0.0, messages=20)
+
+
+def test_a_run_continued_only_at_a_nak_named_psn_leaves_its_start_in_doubt(tmp_path):
+    """READ ..870 (12) is a copy of the resend at 8, delayed 1.3 us: taken for a
+    restart (an implied NAK the tap cannot see). The NAK at 13 names ..871, and the
+    next request (14) is ..871, one reaction after it. That NAK's restart sends
+    just that, whether 12 was a restart or not, so continuing in order shows
+    nothing of 12: it stays flagged. (Before: a resend, sure.)"""
+    truth, res = exact(tmp_path, 42511, name="rc_clean", sizes=(1, 2, 8), loss=0.0,
+                       loss_before_tap=0.3, corrupt=0.0, connections=3, ack_every=2, pmtu=256,
+                       tx_depth=2, rnr_timer=1, duplicate=0.0, **SMALL_READS)
+    assert reordered(truth, 12)
+    assert "ambiguous" in flags_of(res, 12)
+    assert "retransmission" in flags_of(res, 14) and "ambiguous" not in flags_of(res, 14)
+
+
+def test_a_run_continued_at_an_implied_nak_named_psn_leaves_its_start_in_doubt(tmp_path):
+    """The implied NAK at 44 (response ..245 with ..244's first one damaged) names
+    ..244. READ ..243 (47), a copy delayed from 32, was taken for a restart for it
+    with the response to ..243 (41) lost after the tap; the next request, ..244
+    (48), is what the implied NAK's restart sends anyway: 47 stays in doubt."""
+    truth, res = exact(tmp_path, 12375, name="rc_clean", ops={"read": 1},
+                       sizes=(0, 64, 200, 256, 700, 1024, 1500), loss=0.05, loss_before_tap=0.0,
+                       rnr=0.0, corrupt=0.02, encap="roce2", connections=2, ack_every=4,
+                       credits="count", pmtu=1024, tx_depth=16, rnr_timer=12, cm=True,
+                       reorder=0.03, duplicate=0.01, messages=20)
+    assert reordered(truth, 47)
+    assert "ambiguous" in flags_of(res, 47)
+    assert "retransmission" in flags_of(res, 48)
+
+
+def test_a_doubtful_run_going_on_after_new_data_stays_in_doubt(tmp_path):
+    """..511 (130) fills the hole the NAK at 128 names, and new data (..514, 131)
+    follows at once: a restart cut short, or the original, delayed (it is). ..512
+    (135), no original of it seen either, goes on from 130 only after 131: a run's
+    resends go back to back, so it is as much the original, delayed, as 130 is.
+    (Before: a resend, sure; the NAK's restart is 136.)"""
+    truth, res = exact(tmp_path, 54472, ops={"write_imm": 1, "send_imm": 1, "send": 1},
+                       loss_before_tap=0.0, rnr=0.04, encap="roce1", ack_every=4,
+                       credits="count", pmtu=1024, tx_depth=2, rnr_timer=1, name="rc_clean",
+                       **BIG_WRITES)
+    assert reordered(truth, 130) and reordered(truth, 135)
+    assert "ambiguous" in flags_of(res, 130) and "ambiguous" in flags_of(res, 135)
+
+
+def test_a_doubtful_run_going_on_after_another_request_on_an_ib_link(tmp_path):
+    """The same on native IB with SENDs, WRITEs and READs: ..544 (141) after the NAK
+    at 139, new data (142), then ..545 (146), both originals delayed; the NAK's
+    restart is 152."""
+    truth, res = exact(tmp_path, 23357, ops={"send": 2, "write": 2, "read": 2},
+                       loss_before_tap=0.3, rnr=0.0, encap="ib-grh", ack_every=1,
+                       credits="unlimited", pmtu=4096, tx_depth=8, rnr_timer=1, name="rc_clean",
+                       **BIG_WRITES)
+    assert reordered(truth, 141) and reordered(truth, 146)
+    assert "ambiguous" in flags_of(res, 146)
+    assert "retransmission" in flags_of(res, 152)
