@@ -1,8 +1,8 @@
 """Wider draws (fresh master seeds 367 and 369 of `tools/rc_sweep.py`) where a late
 copy was taken for a resend run's start with nothing left to show it was one
 (issue #13): the start stays flagged `ambiguous`, and so does a packet that
-continues such a run only after another request, and each capture equals the
-tap's-eye truth."""
+continues such a run only after another request, or a later copy of a first copy
+taken for a resend with doubt; each capture equals the tap's-eye truth."""
 
 from __future__ import annotations
 
@@ -68,3 +68,17 @@ def test_a_doubtful_run_going_on_after_another_request_on_an_ib_link(tmp_path):
     assert reordered(truth, 141) and reordered(truth, 146)
     assert "ambiguous" in flags_of(res, 146)
     assert "retransmission" in flags_of(res, 152)
+
+
+def test_a_later_copy_after_a_doubtful_hole_fill_is_in_doubt_too(tmp_path):
+    """..847 (142) fills the hole the NAK at 140 names: taken for its restart, with
+    doubt (new data right after it). It is the original, delayed; the restart's
+    resend of ..847 is 148, 1 us later, with two requests between. A later copy
+    after such a first copy may be that resend, late, as much as the network's
+    copy: flagged. (Before: a network duplicate, sure.)"""
+    truth, res = exact(tmp_path, 84792, ops={"write_imm": 1, "send_imm": 1, "send": 1},
+                       loss_before_tap=1.0, rnr=0.04, encap="roce1", ack_every=2,
+                       credits="count", pmtu=1024, tx_depth=16, rnr_timer=6, name="rc_clean",
+                       **BIG_WRITES)
+    assert reordered(truth, 142) and not reordered(truth, 148)
+    assert "ambiguous" in flags_of(res, 142) and "ambiguous" in flags_of(res, 148)

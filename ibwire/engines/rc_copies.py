@@ -332,7 +332,11 @@ def network_copy(first_tx, prev_tx, flags, ref, counts, acked, copy_row, copy_ne
     late_pair = b2b and delays[h] and ep_active[h] and ep_last[h] == u and \
         flags[prev_tx[i]] & F_RETX and (flags[first_tx[i]] & F_RETX or
                                          _skip_row(rgaps, h, u, -1, ep_cur[h]) >= 0)
-    if held or (b2b and (flags[prev_tx[i]] & F_AMBIGUOUS or fill)) or late_pair:
+    # So is any later copy after a first copy at the tap taken for a resend with doubt
+    # (it may be the original, delayed): this one may be that resend, late.
+    doubt_fill = flags[prev_tx[i]] & F_AMBIGUOUS != 0 and prev_tx[i] == first_tx[i] and \
+        flags[prev_tx[i]] & F_RETX != 0
+    if held or (b2b and (flags[prev_tx[i]] & F_AMBIGUOUS or fill)) or late_pair or doubt_fill:
         # (Right after a copy taken for a resend with doubt: the two are
         # that resend and a late copy, in either order.)
         flags[i] |= F_AMBIGUOUS

@@ -72,7 +72,7 @@ from ibwire.engines.rc_run_shape import run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "4c7ea92ed06f"
+RC_HELPERS_DIGEST = "86de02d3cc79"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
