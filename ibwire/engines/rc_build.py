@@ -2,12 +2,12 @@
 
 `rc_kernel._pass` is the loop; the rules it applies to a row are plain Python
 functions in `rc_requests`, `rc_pending`, `rc_pending_copies`, `rc_copies`,
-`rc_episodes`, `rc_run_shape`, `rc_response_row` and `rc_responses`, each a block of
-the loop moved out verbatim (a `continue` turned into an `else`). A rule function takes the
-arrays and values it uses under the loop's own names, in the call as in its
-definition (`late_decided(upsn, ..., h, u, d, n_ep)`); it changes the arrays in
-place and returns what the loop needs back (`return n_ep`), as the last statement,
-to the same names (`n_ep = late_decided(...)`).
+`rc_episodes`, `rc_run_shape`, `rc_response_row` and `rc_responses`, each a block
+of the loop moved out verbatim (a `continue` turned into an `else`). A rule
+function takes the arrays and values it uses under the loop's own names, in the
+call as in its definition (`late_decided(upsn, ..., h, u, d, n_ep)`); it changes
+the arrays in place and returns what the loop needs back (`return n_ep`), as the
+last statement, to the same names (`n_ep = late_decided(...)`).
 
 - `inline_rules(_pass)`, the Numba build's source: `_pass` with each call of a rule
   function replaced by that function's body (the block it was), so Numba compiles
