@@ -12,6 +12,20 @@ from ibwire.analysis.rc import RcResult, analyze
 from ibwire.analysis.rc_input import rc_columns
 from ibwire.gen import scenario, simulate
 
+# The generator parameters the scenario tests keep fixed, and the values the wider
+# property test (test_rc_wider.py) and the accuracy sweep (tools/rc_sweep.py) draw
+# them from: each key a `generate` argument.
+WIDER_SPACE: dict[str, tuple[Any, ...]] = {
+    "ops": ({"send": 2, "write": 2, "read": 2},
+            {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
+            {"write_imm": 1, "send_imm": 1, "send": 1}, {"read": 1}),
+    "sizes": ((0, 64, 200, 256, 700, 1024, 1500), (4096, 9000, 20000), (1, 2, 8)),
+    "loss": (0.0, 0.02, 0.05), "loss_before_tap": (0.0, 0.3, 1.0), "rnr": (0.0, 0.04),
+    "corrupt": (0.0, 0.02), "encap": ("roce2", "roce1", "ib", "ib-grh"),
+    "connections": (1, 2, 3), "ack_every": (1, 2, 4), "credits": ("count", "unlimited"),
+    "pmtu": (256, 1024, 4096), "tx_depth": (2, 8, 16), "rnr_timer": (1, 6, 12),
+    "cm": (False, True)}
+
 
 def generate(tmp: Path, name: str, seed: int, **kw: Any) -> tuple[Path, dict[str, Any]]:
     cfg = scenario(name, seed=seed, **kw)

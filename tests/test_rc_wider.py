@@ -6,28 +6,21 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rc_helpers import check_exact, compare, frames, generate, truth_sets
+from rc_helpers import WIDER_SPACE, check_exact, compare, frames, generate, truth_sets
 
 from ibwire.analysis import rc_rules as R
 
-_OPS = ({"send": 2, "write": 2, "read": 2},
-        {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
-        {"write_imm": 1, "send_imm": 1, "send": 1}, {"read": 1})
-_SIZES = ((0, 64, 200, 256, 700, 1024, 1500), (4096, 9000, 20000), (1, 2, 8))
+_W = {k: st.sampled_from(v) for k, v in WIDER_SPACE.items()}
 
 
 def _flags_of(res, frame):
     return R.flag_names(int(res.flags[frame - 1]))
 
 
-@given(seed=st.integers(0, 10_000), ops=st.sampled_from(_OPS), sizes=st.sampled_from(_SIZES),
-       loss=st.sampled_from([0.0, 0.02, 0.05]), before=st.sampled_from([0.0, 0.3, 1.0]),
-       rnr=st.sampled_from([0.0, 0.04]), corrupt=st.sampled_from([0.0, 0.02]),
-       encap=st.sampled_from(["roce2", "roce1", "ib", "ib-grh"]),
-       connections=st.sampled_from([1, 2, 3]), ack_every=st.sampled_from([1, 2, 4]),
-       credits=st.sampled_from(["count", "unlimited"]), pmtu=st.sampled_from([256, 1024, 4096]),
-       tx_depth=st.sampled_from([2, 8, 16]), rnr_timer=st.sampled_from([1, 6, 12]),
-       cm=st.booleans())
+@given(seed=st.integers(0, 10_000), ops=_W["ops"], sizes=_W["sizes"], loss=_W["loss"],
+       before=_W["loss_before_tap"], rnr=_W["rnr"], corrupt=_W["corrupt"], encap=_W["encap"],
+       connections=_W["connections"], ack_every=_W["ack_every"], credits=_W["credits"],
+       pmtu=_W["pmtu"], tx_depth=_W["tx_depth"], rnr_timer=_W["rnr_timer"], cm=st.booleans())
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_property_wider_parameters(tmp_path, seed, ops, sizes, loss, before, rnr, corrupt,

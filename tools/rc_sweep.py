@@ -37,17 +37,11 @@ from typing import Any
 _ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(_ROOT), str(_ROOT / "tests")]
 
-OPS = ({"send": 2, "write": 2, "read": 2},
-       {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
-       {"write_imm": 1, "send_imm": 1, "send": 1}, {"read": 1})
-SIZES = ((0, 64, 200, 256, 700, 1024, 1500), (4096, 9000, 20000), (1, 2, 8))
-SPACE: dict[str, tuple[Any, ...]] = {
-    "ops": OPS, "sizes": SIZES, "loss": (0.0, 0.02, 0.05),
-    "loss_before_tap": (0.0, 0.3, 1.0), "rnr": (0.0, 0.04), "corrupt": (0.0, 0.02),
-    "encap": ("roce2", "roce1", "ib", "ib-grh"), "connections": (1, 2, 3),
-    "ack_every": (1, 2, 4), "credits": ("count", "unlimited"), "pmtu": (256, 1024, 4096),
-    "tx_depth": (2, 8, 16), "rnr_timer": (1, 6, 12), "cm": (False, True),
-    "reorder": (0.01, 0.03), "duplicate": (0.0, 0.01)}
+from rc_helpers import WIDER_SPACE  # noqa: E402 - found through the path above
+
+# The property test's space, with reordering and duplication always on.
+SPACE: dict[str, tuple[Any, ...]] = {**WIDER_SPACE, "reorder": (0.01, 0.03),
+                                     "duplicate": (0.0, 0.01)}
 
 
 def draw_params(master: int, index: int) -> tuple[int, dict[str, Any]]:
