@@ -197,9 +197,9 @@ def test_opcode_classes():
 
 
 @given(st.lists(st.integers(0, (1 << 56) - 1), max_size=300), st.integers(1, 40))
-@settings(max_examples=50)
+@settings(max_examples=50, deadline=None)   # (the first example may compile)
 def test_flow_numbering_twins_equal_numpy(values, distinct):
-    from ibwire.analysis.rc_pair import unique_inverse
+    from ibwire.engines.rc_prepass import unique_inverse
 
     keys = np.array([v % distinct * 7919 + v // distinct % 3 for v in values], dtype=np.int64)
     want = np.unique(keys, return_inverse=True)
@@ -207,6 +207,44 @@ def test_flow_numbering_twins_equal_numpy(values, distinct):
         got = unique_inverse(keys, use_numba)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1].ravel())
+
+
+def test_flow_numbers_past_the_hash_table(monkeypatch):
+    """More flows than the table holds: np.unique's numbers, the same shape."""
+    from ibwire.engines import rc_prepass as P
+
+    keys = np.array([5, 3, 9, 3, 7, 1, 5, 11, 13], dtype=np.int64)
+    valid = keys != 7
+    monkeypatch.setattr(P, "TABLE_BITS", 2)
+    uniq, rank, ids = P.flow_numbers(keys, valid)
+    np.testing.assert_array_equal(uniq, [1, 3, 5, 9, 11, 13])
+    np.testing.assert_array_equal(rank[ids[valid]], np.searchsorted(uniq, keys[valid]))
+    assert ids[4] == -1
+
+
+@given(st.lists(st.tuples(st.integers(0, (1 << 16) - 1), st.integers(0, (1 << 16) - 1),
+                          st.integers(-1, (1 << 24) - 1), st.integers(-1, 2)), max_size=200))
+@settings(max_examples=50, deadline=None)   # (the first example may compile)
+def test_flow_keys_and_streams_twins_equal_numpy(rows):
+    from ibwire.analysis.rc_pair import _QP_MASK, _SHIFT_DST, _SHIFT_SRC
+    from ibwire.engines import rc_prepass as P
+
+    src, dst, qp, kind = (np.array(c, dtype=np.int64).reshape(-1) for c in zip(*rows)) \
+        if rows else (np.zeros(0, dtype=np.int64),) * 4
+    want = (src << _SHIFT_SRC) | (dst << _SHIFT_DST) | (qp & _QP_MASK)
+    # Row kinds: -1 neither, 0 request, 1 response (flow number = the key's rank).
+    req_ids = np.where(kind == 0, qp & 7, -1)
+    resp_ids = np.where(kind == 1, qp & 3, -1)
+    req_hc, resp_hc = np.arange(8, dtype=np.int32) * 2, np.arange(4, dtype=np.int32) * 2 + 1
+    hc_want = np.where(kind == 0, req_hc[req_ids], np.where(kind == 1, resp_hc[resp_ids], -1))
+    for keys_of, streams_of in ((P.flow_keys, P.streams_of), (P.flow_keys_py, P.streams_of_py)):
+        keys = np.empty(len(src), dtype=np.int64)
+        keys_of(src.astype(np.int32), dst.astype(np.int32), qp.astype(np.int32), _SHIFT_SRC,
+                _SHIFT_DST, _QP_MASK, keys)
+        np.testing.assert_array_equal(keys, want)
+        hc = np.empty(len(src), dtype=np.int32)
+        streams_of(req_ids, resp_ids, req_hc, resp_hc, hc)
+        np.testing.assert_array_equal(hc, hc_want)
 
 
 def _with_opcode_prefix(rows, prefix):

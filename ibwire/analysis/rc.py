@@ -20,6 +20,7 @@ from ibwire.analysis.rc_pair import Streams, opclasses, pair_streams
 from ibwire.analysis.rc_post import overtaken_starts, unseen_causes
 from ibwire.engines import rc_kernel as K
 from ibwire.engines import rc_prepass as prepass
+from ibwire.engines.rc_split import default_passes, run_passes
 
 DEFAULT_PMTU = 4096
 PERCENTILES = (50, 90, 99)
@@ -122,8 +123,11 @@ def _start_psns(st: Streams, first_req: np.ndarray, psn: np.ndarray, upsn: np.nd
     return out
 
 
-def analyze(cols: dict[str, np.ndarray], *, use_numba: bool = True) -> RcResult:
-    """Run the RC engine over a capture's columns (`rc_input.rc_columns`)."""
+def analyze(cols: dict[str, np.ndarray], *, use_numba: bool = True,
+            passes: int | None = None) -> RcResult:
+    """Run the RC engine over a capture's columns (`rc_input.rc_columns`). `passes`:
+    kernel passes over disjoint groups of connections, run on parallel threads
+    (`rc_split`; default one per core on large captures); the result is the same."""
     cls = opclasses(cols["infiniband.bth.opcode"])
     streams = pair_streams(cols, cls)
     hc = streams.hc
@@ -151,13 +155,15 @@ def analyze(cols: dict[str, np.ndarray], *, use_numba: bool = True) -> RcResult:
         counts=np.zeros((n_hc, len(R.COUNT_NAMES)), np.int64))
     global LAST_KERNEL_SECONDS
     t0 = time.perf_counter()
-    run(hc, cls, upsn, cols["infiniband.aeth.syndrome"], cols["infiniband.aeth.msn"],
-        cols["infiniband.reth.dmalen"],
-        paylen, cols["infiniband.invariant.crc.status"], first, prev,
-        _pmtu(max_pay), start_u, ts, rtt, res.flags, res.ref, res.episode, res.trig,
-        res.acked, res.credits, res.msg, res.gap, res.reason, res.counts)
+    args = (hc, cls, upsn, cols["infiniband.aeth.syndrome"], cols["infiniband.aeth.msn"],
+            cols["infiniband.reth.dmalen"], paylen, cols["infiniband.invariant.crc.status"],
+            first, prev, _pmtu(max_pay), start_u, ts, rtt, res.flags, res.ref, res.episode,
+            res.trig, res.acked, res.credits, res.msg, res.gap, res.reason, res.counts)
+    run_passes(run, args, hc, n_hc, res.episode,
+               default_passes(n) if passes is None else passes, threads=use_numba)
     LAST_KERNEL_SECONDS = time.perf_counter() - t0
-    res.rtt_ns = np.where(res.acked > 0, rtt, -1)
+    np.putmask(rtt, res.acked <= 0, -1)     # (in place: the kernel is done with it)
+    res.rtt_ns = rtt
     unseen_causes(res, prev, ts, cls)
     overtaken_starts(res, first, ts, cls, paylen, use_numba=use_numba)
     return res

@@ -35,18 +35,17 @@ from scipy.optimize import linear_sum_assignment
 
 from ibwire.analysis.rc_rules import C_LAST, C_READ_REQ, C_REQUEST, C_RESPONSE, OPCLASS
 from ibwire.engines import rc_prepass as prepass
+from ibwire.engines.rc_prepass import flow_numbers
 
 _SHIFT_TAP, _SHIFT_SRC, _SHIFT_DST = 56, 40, 24
 _QP_MASK = (1 << 24) - 1
 _EP_MASK = (1 << 16) - 1          # endpoint numbers in a key (also the destination's)
 _MAX_TAPS = 1 << 7
-_TABLE_BITS = 20
 _PSN_SAMPLE = 4096
 _ACK_WINDOW = 1 << 12
 _MIN_PMTU = 256
 _PMTUS = (256, 512, 1024, 2048, 4096)
 _HEAD_ROWS = 1 << 18
-_MAX_FLOWS = 1 << (_TABLE_BITS - 1)
 
 
 @dataclass
@@ -67,8 +66,9 @@ class Streams:
 
 
 def _flow_keys(src: np.ndarray, dst: np.ndarray, qp: np.ndarray) -> np.ndarray:
-    return ((src.astype(np.int64) << _SHIFT_SRC) | (dst.astype(np.int64) << _SHIFT_DST)
-            | (qp.astype(np.int64) & _QP_MASK))
+    keys = np.empty(len(src), dtype=np.int64)
+    prepass.flow_keys(src, dst, qp, _SHIFT_SRC, _SHIFT_DST, _QP_MASK, keys)
+    return keys
 
 
 def _split(key: int) -> tuple[int, int, int]:
@@ -80,13 +80,14 @@ def _tap_bits(key: int) -> int:
 
 
 def _taps(cols: dict[str, np.ndarray], keys: np.ndarray,
-          rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(dense tap index per row, pcapng interface per index) when some flow (of
-    `rows`) is seen at more than one interface, else None (one tap, or interfaces
-    that only code direction)."""
+          transport: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(dense tap index per row, pcapng interface per index) when some flow (of the
+    `transport` rows) is seen at more than one interface, else None (one tap, or
+    interfaces that only code direction)."""
     code = cols.get("frame.interface_id")
-    if code is None:
+    if code is None or not len(code) or code.min() == code.max():
         return None
+    rows = np.flatnonzero(transport)
     seen = code[rows]
     if not len(seen) or seen.min() == seen.max():
         return None
@@ -124,21 +125,6 @@ def cm_pairs(cols: dict[str, np.ndarray]) -> dict[tuple[int, int], tuple[int, in
             out[(x, qx)] = (y, qy, psn_x, psn_y)
             out[(y, qy)] = (x, qx, psn_y, psn_x)
     return out
-
-
-def unique_inverse(keys: np.ndarray, use_numba: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(keys, return_inverse=True) in one hashing pass (flows are few)."""
-    ids = np.empty(len(keys), dtype=np.int64)
-    uniq = np.empty(min(len(keys), _MAX_FLOWS), dtype=np.int64)
-    run = prepass.flow_ids if use_numba else prepass.flow_ids_py
-    n = run(keys, np.ones(len(keys), dtype=np.bool_), _TABLE_BITS, ids, uniq)
-    if n < 0:
-        return np.unique(keys, return_inverse=True)
-    uniq = uniq[:n]
-    order = np.argsort(uniq)
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n)
-    return uniq[order], rank[ids]
 
 
 def opclasses(op: np.ndarray) -> np.ndarray:
@@ -230,8 +216,8 @@ def _head(req_rows: np.ndarray, resp_rows: np.ndarray) -> int:
 
 
 def _read_spans(reads: np.ndarray, dmalen: np.ndarray) -> np.ndarray:
-    """PSNs each row takes: a READ request as many as its responses at the smallest
-    PMTU (256), any other row one (IBA 9.7.4.1.5)."""
+    """PSNs each of these rows takes: a READ request as many as its responses at the
+    smallest PMTU (256), any other row one (IBA 9.7.4.1.5)."""
     spans = np.ones(len(reads), dtype=np.int64)
     read = reads & (dmalen > 0)
     spans[read] = (dmalen[read].astype(np.int64) + _MIN_PMTU - 1) // _MIN_PMTU
@@ -269,17 +255,18 @@ def _assign(fit: np.ndarray, near: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _answered(psn: np.ndarray, resp_rows: np.ndarray, req_rows: np.ndarray,
-              spans: np.ndarray) -> int:
+              reads: np.ndarray, dmalen: np.ndarray) -> int:
     """How many of these responses could answer these requests: a response's PSN is at
     or a little before (within _ACK_WINDOW) the last PSN the last request sent before
-    it takes (`spans`: PSNs each request row takes, a READ's at the smallest PMTU).
+    it takes (`_read_spans`: a READ's PSNs at the smallest PMTU).
     Streams that start at the same PSN differ in when they send what."""
     if not len(req_rows) or not len(resp_rows):
         return 0
     last = np.searchsorted(req_rows, resp_rows) - 1
     ok = last >= 0
     prev = req_rows[last[ok]]
-    d = (psn[resp_rows[ok]].astype(np.int64) - psn[prev] - spans[prev] + 1 + (1 << 23)) \
+    spans = _read_spans(reads[prev], dmalen[prev])
+    d = (psn[resp_rows[ok]].astype(np.int64) - psn[prev] - spans + 1 + (1 << 23)) \
         % (1 << 24) - (1 << 23)
     ok = (d <= 0) & (d > -_ACK_WINDOW)
     # Count the responses that fit; among equal counts, the closer tracking wins.
@@ -292,11 +279,11 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
     keys = _flow_keys(cols["ibwire.src"], cols["ibwire.dst"], cols["infiniband.bth.destqp"])
     psn = cols["infiniband.bth.psn"]
     is_req, is_resp = (cls & C_REQUEST) != 0, (cls & C_RESPONSE) != 0
-    taps = _taps(cols, keys, np.flatnonzero(is_req | is_resp))
+    taps = _taps(cols, keys, is_req | is_resp)
     if taps is not None:
         keys |= taps[0] << _SHIFT_TAP
-    req_keys, req_inv = unique_inverse(keys[is_req])
-    resp_keys, resp_inv = unique_inverse(keys[is_resp])
+    req_keys, req_rank, req_ids = flow_numbers(keys, is_req)
+    resp_keys, resp_rank, resp_ids = flow_numbers(keys, is_resp)
     cm = cm_pairs(cols)
     partner: dict[int, int] = {}              # request flow -> response flow
     taken: set[int] = set()
@@ -317,14 +304,15 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
     req_rows, resp_rows = np.flatnonzero(is_req), np.flatnonzero(is_resp)
     msn, last = cols["infiniband.aeth.msn"], (cls & C_LAST) != 0
     reads = (cls & C_READ_REQ) != 0
-    dmalen = cols.get("infiniband.reth.dmalen", np.full(len(cls), -1, dtype=np.int64))
-    spans = _read_spans(reads, dmalen)
+    dmalen = cols.get("infiniband.reth.dmalen")
+    if dmalen is None:
+        dmalen = np.full(len(cls), -1, dtype=np.int64)
     sport = cols.get("udp.srcport")
     # Matching looks at the start of the capture only (bounded work on big files).
     head = _head(req_rows, resp_rows)
     nq, npr = np.searchsorted(req_rows, head), np.searchsorted(resp_rows, head)
-    req_of = _RowsOf(req_rows[:nq], req_inv[:nq])
-    resp_of = _RowsOf(resp_rows[:npr], resp_inv[:npr], _PSN_SAMPLE)
+    req_of = _RowsOf(req_rows[:nq], req_rank[req_ids[req_rows[:nq]]])
+    resp_of = _RowsOf(resp_rows[:npr], resp_rank[resp_ids[resp_rows[:npr]]], _PSN_SAMPLE)
     for pair, reqs in reqs_by_pair.items():
         free_r = [i for i in reqs if i not in partner]
         free_p = [j for j in by_pair.get(pair, []) if j not in taken]
@@ -338,20 +326,21 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
             rrows = resp_of[j]
             for a, i in enumerate(free_r):
                 rq = _before(req_of[i], rrows)
-                near[a, b] = _answered(psn, rrows, rq, spans)
+                near[a, b] = _answered(psn, rrows, rq, reads, dmalen)
                 # Both sides requesters: the reverse pair (requests to qA, responses
                 # to qB) belongs to the same QP pair and must fit as well.
                 ri = _find(req_keys, _reverse(int(resp_keys[j])))
                 rj = _find(resp_keys, _reverse(int(req_keys[i])))
                 if ri >= 0 and rj >= 0:
                     rr2 = resp_of[rj]
-                    near[a, b] += _answered(psn, rr2, _before(req_of[ri], rr2), spans)
+                    near[a, b] += _answered(psn, rr2, _before(req_of[ri], rr2), reads,
+                                            dmalen)
                 fit[a, b] = _msn_fit(psn, msn, last, reads, dmalen, rrows, rq) + \
                     _same_sport(sport, req_of[i], rrows) * (1 << 13)
         for a, b in _assign(fit, near):
             partner[free_r[a]] = free_p[b]
             taken.add(free_p[b])
-    st = Streams(hc=np.full(len(op), -1, dtype=np.int32))
+    st = Streams(hc=np.empty(len(op), dtype=np.int32))     # (filled by `streams_of`)
     req_hc = np.empty(len(req_keys), dtype=np.int32)
     resp_hc = np.full(len(resp_keys), -1, dtype=np.int32)
     for i, k in enumerate(req_keys.tolist()):
@@ -368,8 +357,7 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
             s, d, qa = _split(k)
             resp_hc[j] = len(st)
             _append(st, d, s, -1, qa, (), _tap_of(taps, k))
-    st.hc[is_req] = req_hc[req_inv]
-    st.hc[is_resp] = resp_hc[resp_inv]
+    prepass.streams_of(req_ids, resp_ids, req_hc[req_rank], resp_hc[resp_rank], st.hc)
     _connections(st)
     return st
 

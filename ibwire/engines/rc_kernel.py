@@ -5,8 +5,10 @@ The rules are those of `ibwire.analysis.rc_rules` (tables and flag bits) and
 rules included, run by the interpreter (the twin the tests compare it with).
 Both take rows in capture order, already grouped into half-connections (`hc`,
 -1 = not RC/UC/UD transport) with 24-bit PSNs unwrapped to 64 bits
-(`unwrap_psns`), and return nothing: they fill the per-row output arrays and the
-per-half-connection `counts` in place.
+(`unwrap_psns`). They fill the per-row output arrays and the per-half-connection
+`counts` in place, for the half-connections `sel` picks (the others' rows are left
+alone, for another pass: `rc_split` runs passes over disjoint ones on parallel
+threads), and return how many episodes they numbered, each one's start row in `born`.
 
 State per half-connection (requester side seen at the tap, then the responder):
 `high` first PSN never seen in a request, `acked` first PSN not acknowledged,
@@ -76,7 +78,7 @@ RC_HELPERS_DIGEST = "86de02d3cc79"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
-          flags, ref, episode, trig, acked_n, credits, msg, gap, reason, counts):
+          flags, ref, episode, trig, acked_n, credits, msg, gap, reason, counts, sel, born):
     n_hc = len(pmtu)
     init = np.zeros(n_hc, dtype=np.bool_)
     high = np.zeros(n_hc, dtype=np.int64)
@@ -182,10 +184,19 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     # the answer's row (-1 before), and the PSN again (kept once answered).
     pin = np.full((n_hc, 4), -1, dtype=np.int64)
     n_ep = 0
+    n_born = 0
+    last_i = 0
     for i in range(len(hc)):
         h = hc[i]
-        if h < 0:
-            continue
+        if h < 0 or not sel[h]:
+            continue        # (another pass's half-connection: `rc_split`)
+        # The row each episode started at (numbered as they start): the numbers of
+        # passes over disjoint half-connections merge into one pass's (`rc_split`).
+        while n_born < n_ep:
+            if n_born < len(born):
+                born[n_born] = last_i
+            n_born += 1
+        last_i = i
         c = cls[i]
         u = upsn[i]
         counts[h, K_PACKETS] += 1
@@ -362,6 +373,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     # a run not going on: after a resume that followed a late copy (`resume_decided`),
     # or short of the front (`restart_left`).
     for h in range(n_hc):
+        if not sel[h]:
+            continue
         i = len(hc) - 1
         u = high[h]
         d = 0   # (as if new data came: the run does not go on)
@@ -373,6 +386,12 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             restart_left(hc, cls, upsn, first_tx, ts, flags, episode, high, ep_active, ep_next,
                          ep_row, i, h, u, d, prev_req)
 
+    while n_born < n_ep:
+        if n_born < len(born):
+            born[n_born] = last_i
+        n_born += 1
+    return n_ep
+
 rc_pass_py = py_twin(_pass)     # the loop and its rules, all run by the interpreter
-rc_pass = njit(cache=True)(inline_rules(_pass))     # the rules inlined: one flat loop
+rc_pass = njit(cache=True, nogil=True)(inline_rules(_pass))     # the rules inlined: one flat loop
 

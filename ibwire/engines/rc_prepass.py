@@ -3,8 +3,9 @@
 Each is Numba (`njit(cache=True)`) with its plain-Python twin (`*_py`), the same
 source run by the interpreter; tests compare the two.
 
-* `flow_ids`: rows -> dense flow numbers by an open-addressing hash of the flow
-  key (first-seen order), so pairing never sorts the capture.
+* `flow_keys`, `flow_ids`, `streams_of`: rows -> flow keys -> dense flow numbers by
+  an open-addressing hash of the key (first-seen order), so pairing never sorts the
+  capture -> each row's half-connection once flows are paired.
 * `unwrap`: 24-bit PSNs -> 64-bit per half-connection (serial arithmetic against
   the highest PSN seen, so any number of wraps works); also each stream's first
   request row and its largest non-last payload (for the PMTU).
@@ -23,6 +24,8 @@ from numba import njit
 
 from ibwire.analysis.rc_rules import C_LAST, C_READ_RESP, C_REQUEST, C_RESPONSE, PSN_HALF, PSN_MOD
 
+TABLE_BITS = 20                 # flow hash table: up to 2**19 flows, else np.unique
+MAX_FLOWS = 1 << (TABLE_BITS - 1)
 BASE = 1 << 40                  # unwrapped PSNs start here (stay positive)
 EMPTY = -1
 
@@ -118,7 +121,56 @@ def _occurrences(hc, cls, upsn, ts, n_hc, ring_bits, first_tx, prev_tx, rtt):
                 rtt[i] = ts[i] - ts[ring_first[h, slot]]
 
 
+def _flow_keys(src, dst, qp, shift_src, shift_dst, qp_mask, keys):
+    """keys[i]: the row's flow key (source, destination, DestQP), in one pass."""
+    for i in range(len(keys)):
+        keys[i] = (np.int64(src[i]) << shift_src) | (np.int64(dst[i]) << shift_dst) | \
+            (np.int64(qp[i]) & qp_mask)
+
+
+def _streams_of(req_ids, resp_ids, req_hc, resp_hc, hc):
+    """hc[i]: the half-connection of a request row's flow (`req_ids`, by flow number)
+    or a response row's (`resp_ids`); -1 for other rows."""
+    for i in range(len(hc)):
+        if req_ids[i] >= 0:
+            hc[i] = req_hc[req_ids[i]]
+        elif resp_ids[i] >= 0:
+            hc[i] = resp_hc[resp_ids[i]]
+        else:
+            hc[i] = -1
+
+
 flow_ids_py, unwrap_py, occurrences_py = _flow_ids, _unwrap, _occurrences
+flow_keys_py, streams_of_py = _flow_keys, _streams_of
+flow_keys = njit(cache=True)(_flow_keys)
+streams_of = njit(cache=True)(_streams_of)
 flow_ids = njit(cache=True)(_flow_ids)
 unwrap = njit(cache=True)(_unwrap)
 occurrences = njit(cache=True)(_occurrences)
+
+
+def flow_numbers(keys: np.ndarray, valid: np.ndarray, use_numba: bool = True
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct keys of the `valid` rows, sorted; each one's rank by its hash
+    number; and each row's hash number (-1 off `valid`): one hashing pass over the
+    rows, no gather (flows are few)."""
+    ids = np.empty(len(keys), dtype=np.int64)
+    uniq = np.empty(min(len(keys), MAX_FLOWS), dtype=np.int64)
+    run = flow_ids if use_numba else flow_ids_py
+    n = run(keys, valid, TABLE_BITS, ids, uniq)
+    if n < 0:
+        uniq, inv = np.unique(keys[valid], return_inverse=True)
+        ids = np.full(len(keys), -1, dtype=np.int64)
+        ids[valid] = inv.ravel()
+        return uniq, np.arange(len(uniq), dtype=np.int64), ids
+    uniq = uniq[:n]
+    order = np.argsort(uniq)
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    return uniq[order], rank, ids
+
+
+def unique_inverse(keys: np.ndarray, use_numba: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(keys, return_inverse=True), by `flow_numbers`."""
+    uniq, rank, ids = flow_numbers(keys, np.ones(len(keys), dtype=np.bool_), use_numba)
+    return uniq, rank[ids]
