@@ -1,8 +1,9 @@
-"""Wider draws (fresh master seeds 367 and 369 of `tools/rc_sweep.py`) where a late
-copy was taken for a resend run's start with nothing left to show it was one
+"""Wider draws (fresh master seeds 367, 369 and 375 of `tools/rc_sweep.py`) where a
+late copy was taken for a resend run's start with nothing left to show it was one
 (issue #13): the start stays flagged `ambiguous`, and so does a packet that
-continues such a run only after another request, or a later copy of a first copy
-taken for a resend with doubt; each capture equals the tap's-eye truth."""
+continues such a run only after another request, or at a PSN a pending cause names
+with no original of it seen, or a later copy of a first copy taken for a resend
+with doubt; each capture equals the tap's-eye truth."""
 
 from __future__ import annotations
 
@@ -41,6 +42,21 @@ def test_a_run_continued_at_an_implied_nak_named_psn_leaves_its_start_in_doubt(t
     assert reordered(truth, 47)
     assert "ambiguous" in flags_of(res, 47)
     assert "retransmission" in flags_of(res, 48)
+
+
+def test_a_doubtful_start_then_the_named_psn_never_seen_before(tmp_path):
+    """READ ..866 (113) and ..867 (114) come 3 ns apart: the resend of ..866 for the
+    implied NAK at 86 and ..867's original, both held 3 us by the network. The NAK
+    at 101 (lost after the tap) names ..867, whose original the tap never saw (..869
+    at 97 jumped past it). 113 is taken for a restart with doubt; 114 is what that
+    NAK's restart would send, or, with 113 late, ..867's original, late too: both
+    flagged. (Before: 114 a resend, sure.)"""
+    truth, res = exact(tmp_path, 89557, name="rc_clean", sizes=(0, 64, 200, 256, 700, 1024, 1500),
+                       loss=0.05, loss_before_tap=0.0, corrupt=0.0, connections=3, ack_every=1,
+                       pmtu=1024, tx_depth=2, rnr_timer=1, duplicate=0.0,
+                       **{**SMALL_READS, "encap": "ib"})
+    assert reordered(truth, 113) and reordered(truth, 114)
+    assert "ambiguous" in flags_of(res, 113) and "ambiguous" in flags_of(res, 114)
 
 
 def test_a_doubtful_run_going_on_after_new_data_stays_in_doubt(tmp_path):

@@ -354,7 +354,10 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
     elif ep_amb[h] and _named_at(cz, trig_kind, h, u, False):
         # Continued in order, but at a PSN a pending cause names: that cause's restart
         # sends it just so, run or no run, so it shows nothing of the start (a late
-        # copy as well), which stays in doubt.
+        # copy as well), which stays in doubt. If the tap saw no original of this
+        # PSN, it is in doubt too: with a late start, it may be that original, late.
+        if first_tx[i] == i or flags[first_tx[i]] & F_RETX:
+            flags[i] |= F_AMBIGUOUS
         ep_amb[h] = False
     elif ep_amb[h]:
         # Continued in order: the network does not make runs (and this
