@@ -41,11 +41,12 @@ def test_passes_equal_one_pass(tmp_path, name, seed, kw):
 
 def test_groups_balance_rows():
     hc = np.repeat(np.arange(5), [50, 10, 40, 30, 20])
-    g = groups(np.concatenate((hc, [-1, -1])), 5, 2)
+    g, rows = groups(np.concatenate((hc, [-1, -1])), 5, 2)
     load = [int(np.isin(hc, np.flatnonzero(g == j)).sum()) for j in range(2)]
-    assert sorted(load) == [70, 80]
+    assert sorted(load) == [70, 80] and rows.tolist() == load
     # One group: everything in it.
-    assert groups(hc, 5, 1).tolist() == [0] * 5
+    g, rows = groups(hc, 5, 1)
+    assert g.tolist() == [0] * 5 and rows.tolist() == [150]
 
 
 def test_default_passes(monkeypatch):

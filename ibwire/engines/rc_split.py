@@ -37,9 +37,9 @@ def default_passes(n_rows: int) -> int:
     return max(1, min(cores, numba.config.NUMBA_NUM_THREADS, MAX_PASSES))
 
 
-def groups(hc: np.ndarray, n_hc: int, k: int) -> np.ndarray:
+def groups(hc: np.ndarray, n_hc: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Each half-connection's group (0..k-1), balancing the rows: the largest first,
-    each to the group with the fewest rows so far."""
+    each to the group with the fewest rows so far; and each group's rows."""
     rows = np.bincount(hc[hc >= 0], minlength=n_hc)
     load = np.zeros(k, dtype=np.int64)
     out = np.zeros(n_hc, dtype=np.int64)
@@ -47,7 +47,7 @@ def groups(hc: np.ndarray, n_hc: int, k: int) -> np.ndarray:
         j = int(np.argmin(load))
         out[h] = j
         load[j] += rows[h]
-    return out
+    return out, load
 
 
 def run_passes(run: Callable[..., int], args: tuple[Any, ...], hc: np.ndarray, n_hc: int,
@@ -58,10 +58,12 @@ def run_passes(run: Callable[..., int], args: tuple[Any, ...], hc: np.ndarray, n
     if k == 1:
         run(*args, np.ones(n_hc, dtype=np.bool_), np.empty(0, dtype=np.int64))
         return
-    group = groups(hc, n_hc, k)
-    # At most one episode starts per rule a row goes through: far below 4 per row.
-    cap = 4 * len(hc) + 16
-    born = [np.empty(cap, dtype=np.int64) for _ in range(k)]   # (pages untouched stay free)
+    group, rows = groups(hc, n_hc, k)
+    # Four rules start episodes (`late_decided`, `late_resend_decided`, `copy_decided`,
+    # `episode_start`), each at most one per row of its pass: 4 per row bounds them.
+    # (Pages never written cost nothing.)
+    caps = [4 * int(rows[j]) + 16 for j in range(k)]
+    born = [np.empty(caps[j], dtype=np.int64) for j in range(k)]
     sels = [group == j for j in range(k)]
 
     def one(j: int) -> int:
@@ -72,8 +74,9 @@ def run_passes(run: Callable[..., int], args: tuple[Any, ...], hc: np.ndarray, n
             made = list(ex.map(one, range(k)))
     else:
         made = [one(j) for j in range(k)]
-    if max(made) > cap:
-        raise RuntimeError(f"RC kernel: {max(made)} episodes in one pass, past {cap}")
+    for j in range(k):
+        if made[j] > caps[j]:
+            raise RuntimeError(f"RC kernel: {made[j]} episodes in one pass, past {caps[j]}")
     starts = [born[j][:made[j]] for j in range(k)]
     number = [np.arange(made[j], dtype=np.int64) + sum(
         np.searchsorted(starts[o], starts[j]) for o in range(k) if o != j)
