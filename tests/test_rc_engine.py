@@ -196,17 +196,20 @@ def test_opcode_classes():
     assert R.CREDIT_TABLE[31] == -1 and R.RNR_TIMER_NS[12] == 640_000
 
 
-@given(st.lists(st.integers(0, (1 << 56) - 1), max_size=300), st.integers(1, 40))
+@given(st.lists(st.tuples(st.integers(0, (1 << 56) - 1), st.booleans()), max_size=300),
+       st.integers(1, 40))
 @settings(max_examples=50, deadline=None)   # (the first example may compile)
-def test_flow_numbering_twins_equal_numpy(values, distinct):
-    from ibwire.engines.rc_prepass import unique_inverse
+def test_flow_numbering_twins_equal_numpy(rows, distinct):
+    from ibwire.engines.rc_prepass import flow_numbers
 
-    keys = np.array([v % distinct * 7919 + v // distinct % 3 for v in values], dtype=np.int64)
-    want = np.unique(keys, return_inverse=True)
+    keys = np.array([v % distinct * 7919 + v // distinct % 3 for v, _ in rows], dtype=np.int64)
+    valid = np.array([ok for _, ok in rows], dtype=np.bool_)
+    want, want_inv = np.unique(keys[valid], return_inverse=True)
     for use_numba in (True, False):
-        got = unique_inverse(keys, use_numba)
-        np.testing.assert_array_equal(got[0], want[0])
-        np.testing.assert_array_equal(got[1], want[1].ravel())
+        uniq, rank, ids = flow_numbers(keys, valid, use_numba)
+        np.testing.assert_array_equal(uniq, want)
+        np.testing.assert_array_equal(rank[ids[valid]], want_inv.ravel())
+        assert (ids[~valid] == -1).all()
 
 
 def test_flow_numbers_past_the_hash_table(monkeypatch):

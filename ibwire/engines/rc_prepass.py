@@ -168,9 +168,3 @@ def flow_numbers(keys: np.ndarray, valid: np.ndarray, use_numba: bool = True
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.arange(n)
     return uniq[order], rank, ids
-
-
-def unique_inverse(keys: np.ndarray, use_numba: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(keys, return_inverse=True), by `flow_numbers`."""
-    uniq, rank, ids = flow_numbers(keys, np.ones(len(keys), dtype=np.bool_), use_numba)
-    return uniq, rank[ids]
