@@ -279,7 +279,7 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
 def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, rnr_row,
              rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon, soon_rows, ep_amb, ep_row,
              delays, back2back, rgaps, cz, trig_kind, acked, fifo, f_head, f_len, trig, reason,
-             pin, i, h, u, consume, seen, b2b, prev_req):
+             pin, rr_row, i, h, c, u, consume, seen, b2b, prev_req):
     """Any resend: an RNR retry, a copy lost after the tap, the doubt on the run's start."""
     # An RNR NAK refused it: not lost; its retry once the timer ran out (a run
     # passing the refused PSN before then was sent before the RNR NAK arrived).
@@ -359,6 +359,14 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
         if first_tx[i] == i or flags[first_tx[i]] & F_RETX:
             flags[i] |= F_AMBIGUOUS
         ep_amb[h] = False
+    elif ep_amb[h] and c & (C_READ_REQ | C_ATOMIC_REQ) and rr_row[h] > prev_req and \
+            upsn[rr_row[h]] > u and trig[ep_row[h]] < 0:
+        # Continued in order, but a READ response past it came since the run's last
+        # packet: were this one's response lost after the tap, that is an implied
+        # NAK naming it, whose restart sends it just so. The start stays in doubt.
+        # (Not when the start answers a cause the tap saw: were the start a late copy,
+        # that cause's restart, at its own PSN below this one, would still be owed.)
+        ep_amb[h] = False
     elif ep_amb[h]:
         # Continued in order: the network does not make runs (and this
         # one has not been seen delaying copies), so it was one (unless
@@ -368,6 +376,10 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
         ep_amb[h] = False
         _covered_since(upsn, flags, cz, trig_kind, acked, fifo, f_head, f_len, ep_row, trig,
                        reason, pin, h)
+    elif u != ep_next[h] and flags[ep_row[h]] & F_AMBIGUOUS and episode[ep_row[h]] == ep_cur[h]:
+        # Another jump of a run whose start stays in doubt: it continues nothing in
+        # order, so it is as much a late copy as that start (or the jump before).
+        flags[i] |= F_AMBIGUOUS
     if not flags[i] & F_EPISODE and flags[ep_row[h]] & F_AMBIGUOUS and 0 <= prev_req and \
             episode[prev_req] != ep_cur[h] and (first_tx[i] == i or flags[first_tx[i]] & F_RETX):
         # After another request, its start in doubt: go-back-N sends a run's resends

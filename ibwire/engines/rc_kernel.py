@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "efa895537c50"
+RC_HELPERS_DIGEST = "18ee0b45d257"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -344,8 +344,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u,
                              rnr_u, rnr_row, rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon,
                              soon_rows, ep_amb, ep_row, delays, back2back, rgaps, cz, trig_kind,
-                             acked, fifo, f_head, f_len, trig, reason, pin, i, h, u, consume,
-                             seen, b2b, prev_req)
+                             acked, fifo, f_head, f_len, trig, reason, pin, rr_row, i, h, c,
+                             u, consume, seen, b2b, prev_req)
                 else:
                     late_original(flags, counts, late_row, late_next, late_cause, i, h, u,
                                   consume)

@@ -24,7 +24,8 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    AMB_PIN, CZ_NAK, CZ_RNR, SKIP_MAYBE, T_NAK, T_RNR, _skipped_by_run, _skipping_run, _unskip,
+    AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_MAYBE, T_NAK, T_RNR, _skipped_by_run, _skipping_run,
+    _unskip,
 )
 from ibwire.engines.rc_unseen import _unseen_implied
 
@@ -43,13 +44,17 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, prev_tx, ts, flags,
         # ACK timeout means the requester's timer restarted at this request. A
         # first copy at the tap, its original lost before it, goes on with a run
         # as well; or it is the original, delayed: then flagged, below.)
-        # (Not when a sequence NAK seen since the copy names a PSN from the copy's to
-        # this one, and no cause was pending at the copy: a restart passes the tap
-        # after its NAK, so the copy was no restart, and this run is the NAK's. Unless
-        # the copy before it was a restart taken with doubt: this copy may be it.)
-        nak_after = not copy_cause[h] and not flags[ref[q]] & F_AMBIGUOUS and \
-            trig_kind[h] & T_NAK != 0 and \
-            cz[h, CZ_NAK, 1] > q and upsn[q] <= cz[h, CZ_NAK, 0] <= u and cz[h, CZ_NAK, 2] == 0
+        # (Not when a sequence NAK, or an implied NAK, seen since the copy names a PSN
+        # from the copy's to this one, and no cause was pending at the copy: a restart
+        # passes the tap after its NAK, so the copy was no restart, and this run is the
+        # NAK's. Unless the copy before it was a restart taken with doubt: this copy
+        # may be it.)
+        nak_after = False
+        for j in (CZ_NAK, CZ_IMPLIED):
+            if not copy_cause[h] and not flags[ref[q]] & F_AMBIGUOUS and \
+                    trig_kind[h] & (1 << j) != 0 and cz[h, j, 1] > q and \
+                    upsn[q] <= cz[h, j, 0] <= u and cz[h, j, 2] == 0:
+                nak_after = True
         # (Nor when this request is at the PSN a NAK seen before the copy names, with
         # no cause pending at the copy: that NAK's restart; the NAK acknowledged the
         # copy's PSN, and no timer fires as soon as the copy came. Again unless the

@@ -44,7 +44,7 @@ def response_row(hc, cls, icrc, upsn, syn, msn, ts, rtt, prev_tx, rtt_fb, flags,
     if ((kind == SYN_NAK or kind == SYN_RNR) and q >= 0 and upsn[q] == u and
             syn[q] == syn[i] and msn[q] == msn[i] and
             (kind == SYN_NAK or ts[i] - ts[q] < _rnr_wait_ns(s)) and
-            not (kind == SYN_RNR and _rnr_owed(hc, cls, upsn, syn, q, h, u))) or (
+            not (kind == SYN_RNR and _rnr_owed(hc, cls, upsn, syn, flags, q, h, u))) or (
                 seq_err and seq_nak[h] == u):
         _mark(flags, counts, i, h, F_COPY, K_COPIES)
     else:

@@ -31,9 +31,9 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 from ibwire.analysis.rc_rules import (
-    C_ACK, C_REQUEST, C_RESPONSE, F_AMBIGUOUS, F_DUP_ACK, F_IMPLIED, F_NAK, F_RESP_GAP,
-    F_RETRY_START, F_RNR, K_ACKS, K_DUP_ACKS, K_IMPLIED, K_NAK0, K_RESP_GAPS, K_RNR, READ_FIFO,
-    REASON_NAK_SEQ, REASON_RNR, SYN_ACK, SYN_NAK, SYN_RNR,
+    C_ACK, C_REQUEST, C_RESPONSE, F_AMBIGUOUS, F_BAD_ICRC, F_DUP_ACK, F_IMPLIED, F_NAK, F_RESP_GAP,
+    F_RESP_OOS, F_RETRY_START, F_RNR, K_ACKS, K_DUP_ACKS, K_IMPLIED, K_NAK0, K_RESP_GAPS, K_RNR,
+    READ_FIFO, REASON_NAK_SEQ, REASON_RNR, SYN_ACK, SYN_NAK, SYN_RNR,
 )
 
 from numba import njit
@@ -149,16 +149,18 @@ def _sure_hole_before(hc, cls, upsn, icrc, cz, trig_kind, h, p):
 
 
 @njit(inline="always")
-def _rnr_owed(hc, cls, upsn, syn, q, h, u):
+def _rnr_owed(hc, cls, upsn, syn, flags, q, h, u):
     """RNR NAK q refused PSN u: did two copies of u reach the tap since the RNR NAK
     before it (or the stream's start)? Each copy that finds no receive WQE is
-    refused, so a network duplicate draws a second RNR NAK. (Scans back a bounded
-    number of rows: asked only for a repeated RNR NAK.)"""
+    refused, so a network duplicate draws a second RNR NAK. (Not a copy past the
+    responder's expected PSN, nor one with a bad ICRC: the responder drops it, or
+    NAKs the PSN it expects; it refuses only the request it expects. Scans back a
+    bounded number of rows: asked only for a repeated RNR NAK.)"""
     n = 0
     r = q - 1
     while r >= 0 and r > q - RNR_SCAN and n < 2:
         if hc[r] == h:
-            if cls[r] & C_REQUEST and upsn[r] == u:
+            if cls[r] & C_REQUEST and upsn[r] == u and not flags[r] & (F_RESP_OOS | F_BAD_ICRC):
                 n += 1
             elif cls[r] & C_RESPONSE and upsn[r] == u and _syn_kind(syn[r]) == SYN_RNR:
                 break
