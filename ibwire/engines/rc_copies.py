@@ -31,13 +31,13 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_shared import (
     CZ_NAK, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since, _hole_recent,
-    _in_read_before, _mark, _named_at, _rnr_over, _skip_row, _spent_only,
+    _in_read_before, _mark, _named_at, _rnr_over, _skip_row, _skipping_run, _spent_only,
 )
 
 
 def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, trig_kind, cz, rnr_u,
              ep_active, ep_last, ep_next, gaps, min_rtt, known, rnr_row, rr_row, fifo, f_head,
-             f_len, ack_row, ack_u, ep_row, min_gap, i, h, c, u, seen, prev_req):
+             f_len, ack_row, ack_u, ep_row, min_gap, rgaps, ep_cur, i, h, c, u, seen, prev_req):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     if cause and ep_row[h] >= 0 and u < upsn[ep_row[h]] and \
@@ -48,14 +48,17 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
         # cause, one restart. This copy is that run's first resends, late, or the
         # original, late.
         cause = False
-    if cause and c & (C_READ_REQ | C_ATOMIC_REQ) and not _acted_below(cz, trig_kind, h, u + 1) \
-            and not (trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == u):
+    if cause and not _acted_below(cz, trig_kind, h, u + 1) and \
+            not (trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == u) and \
+            (c & (C_READ_REQ | C_ATOMIC_REQ) or (
+                ep_active[h] and _skipping_run(rgaps, h, u, -1, -1) == ep_cur[h])):
         # A READ or atomic copy with every cause pending at or before its PSN one the
         # requester ignores (a retry under way covered it): they restart nothing, and
         # only an implied NAK the tap cannot see may have resent it (`unsure` below).
         # (Save a NAK naming this very PSN: a restart there shows the requester acted
         # on it, `_pick_cause`. Other requests: a doubtful timeout restart, settled
-        # by the next request, `amb_run_decided`.)
+        # by the next request, `amb_run_decided`; unless the run under way skipped this
+        # PSN: its resend, delayed, `skipped_resend`.)
         cause = False
     # Past the refused PSN before the RNR timer ran out: not that RNR NAK's
     # restart (at the refused PSN, after the wait), which stays pending.
@@ -130,10 +133,12 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     below = cause and trig_u[h] < u and quick
     # With no cause seen, only a timeout can restart: it runs from a packet's
     # latest transmission, so none comes sooner than that after the previous copy.
-    # (Not where an implied NAK the tap cannot see may have acted, `hidden`, nor
-    # for any READ or atomic request: a response lost after the tap is one, at
-    # any time.)
-    since_prev = seen and not hidden and not c & (C_READ_REQ | C_ATOMIC_REQ) and \
+    # (Not where an implied NAK the tap cannot see may have acted, `hidden`,
+    # `hidden_ack`, nor past a response or ACK past it, even one taken for a cause
+    # seen: a response lost after the tap shows a hole only through a later one,
+    # which the tap sees as well.)
+    since_prev = seen and not hidden and not hidden_ack and \
+        not (c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u) and \
         ts[i] - ts[prev_tx[i]] < MIN_ACK_TIMEOUT_NS
     copy = (quick or since_prev) and not cause and not run
     # A quick copy, or a hole fill, past the PSN a pending cause names, not
@@ -149,7 +154,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # requests), its resends before all lost before the tap. The network's copy
     # needs nothing lost.
     acted = cause and _acted_below(cz, trig_kind, h, u)
-    if cause and not seen and in_gap and not acted and not _named_at(cz, trig_kind, h, u, False):
+    if cause and not seen and in_gap and not acted and not _named_at(cz, trig_kind, h, u, u, False):
         # A hole fill with only causes the requester ignores pending before it (a
         # retry under way covered them), none naming it: as with no cause, a late
         # original or a timer's resend (the next request decides).
@@ -170,7 +175,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # covering it seemed under way) that no other cause names: the NAK acted on
     # after all (`_pick_cause`), or a late copy; a run going on from it in order tells.
     nak_redo = cause and trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 0] == u and \
-        cz[h, CZ_NAK, 2] == 1 and not _named_at(cz, trig_kind, h, u, True)
+        cz[h, CZ_NAK, 2] == 1 and not _named_at(cz, trig_kind, h, u, u, True)
     held = not run and (((below or past) and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
                         or (acted and not seen and in_gap) or rerun_dup
                         or nak_redo)
@@ -236,9 +241,12 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
                     # resend): with its hole shown less than the shortest ACK timeout
                     # before, this may be that original, delayed.
                     late_amb = True
-                if resent_ep == late_rerun:
+                if resent_ep == late_rerun or (late_amb and prev_tx[i] == prev_req and
+                                               resent_ep >= 0):
                     # The copy before was taken for that run's resend already; a
                     # run sends a PSN once, so one of the two is a copy: both flagged.
+                    # (So with the copy right before taken for a later run's resend:
+                    # either of the two may be that one, the other the late copy.)
                     flags[prev_tx[i]] |= F_AMBIGUOUS
                 if u >= rgaps[h, g, 3] and prev_tx[i] < rgaps[h, g, 5]:
                     counts[h, K_LOST_BEFORE] -= 1      # late, not lost

@@ -351,11 +351,12 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
         # (rxe's do), or a timer restarted here after a late copy; the start stays
         # in doubt.
         ep_amb[h] = False
-    elif ep_amb[h] and _named_at(cz, trig_kind, h, u, False):
-        # Continued in order, but at a PSN a pending cause names: that cause's restart
-        # sends it just so, run or no run, so it shows nothing of the start (a late
-        # copy as well), which stays in doubt. If the tap saw no original of this
-        # PSN, it is in doubt too: with a late start, it may be that original, late.
+    elif ep_amb[h] and _named_at(cz, trig_kind, h, ep_last[h] + 1, u, False):
+        # Continued in order, but at a PSN a pending cause names (or past one inside
+        # the run's last READ: re-requested part-way from there, IBA 9.7.4.1.5): that
+        # cause's restart sends it just so, run or no run, so it shows nothing of the
+        # start (a late copy as well), which stays in doubt. If the tap saw no original
+        # of this PSN, it is in doubt too: with a late start, it may be that original.
         if first_tx[i] == i or flags[first_tx[i]] & F_RETX:
             flags[i] |= F_AMBIGUOUS
         ep_amb[h] = False

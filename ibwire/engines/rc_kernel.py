@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "18ee0b45d257"
+RC_HELPERS_DIGEST = "e9093205ed6a"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -257,7 +257,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, delays, h, u, prev_req)
             # Rows the previous request left pending, decided now.
             resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_active,
-                           ep_last, ep_cur, ep_next, min_rtt, min_gap, run_gap, jmp, i, h, u, d)
+                           ep_last, ep_cur, ep_next, min_rtt, min_gap, run_gap, jmp, cz,
+                           trig_kind, i, h, u, d)
             n_ep = late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason,
                                 counts, high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active,
                                 ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, gaps, rgaps,
@@ -297,7 +298,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row,
                              trig_kind, cz, rnr_u, ep_active, ep_last, ep_next, gaps, min_rtt,
                              known, rnr_row, rr_row, fifo, f_head, f_len, ack_row, ack_u, ep_row,
-                             min_gap, i, h, c, u, seen, prev_req)
+                             min_gap, rgaps, ep_cur, i, h, c, u, seen, prev_req)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
                                    i, h, u, seen, cause, run, quick, unsure, stale, copy, held,
@@ -381,7 +382,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
         prev_req = last_req[h]
         if jmp[h, 6] >= 0 and ts[i] - ts[jmp[h, 7]] >= MIN_ACK_TIMEOUT_NS:
             resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_active,
-                           ep_last, ep_cur, ep_next, min_rtt, min_gap, run_gap, jmp, i, h, u, d)
+                           ep_last, ep_cur, ep_next, min_rtt, min_gap, run_gap, jmp, cz,
+                           trig_kind, i, h, u, d)
         if prev_req >= 0 and ts[i] - ts[prev_req] >= MIN_ACK_TIMEOUT_NS:
             restart_left(hc, cls, upsn, first_tx, ts, flags, episode, high, ep_active, ep_next,
                          ep_row, i, h, u, d, prev_req)

@@ -24,8 +24,8 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_MAYBE, T_NAK, T_RNR, _skipped_by_run, _skipping_run,
-    _unskip,
+    AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_MAYBE, T_NAK, T_RNR, _skipped_by_run,
+    _skipping_run, _unskip,
 )
 from ibwire.engines.rc_unseen import _unseen_implied
 
@@ -105,6 +105,11 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, prev_tx, ts, flags,
                 soon_rows[h, 0] = q
             counts[h, K_COPIES] -= 1
             ref[q] = first_tx[q]
+            if ep_active[h] and upsn[q] < ep_next[h] < ep_end[h]:
+                # The run in progress, cut short, as in `episode_start`: a later copy of
+                # a PSN it had still to resend may be its resend, delayed.
+                _skipped_by_run(h, ep_next[h], ep_end[h], ep_cur[h], q, rgaps, rgap_at,
+                                SKIP_DOUBT)
             if copy_cause[h] and upsn[q] == rnr_u[h] and cz[h, CZ_RNR, 1] < q:
                 # The restart at the refused PSN before the RNR timer: the RNR NAK
                 # never reached the requester; it answers the other cause. (One

@@ -110,10 +110,11 @@ def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
         skipped = ep_end[h] - max(ep_next[h], acked[h])
         # (A start too soon for a timer that no third packet settled stays in doubt.)
         doubt = ep_amb[h] or soon[h] > 0
-        if d == 0 and ep_next[h] < ep_end[h] and not doubt:
-            # (Or the original, delayed past the run's start: `amid_decided`.)
+        if d == 0 and ep_next[h] < ep_end[h]:
+            # (Or the original, delayed past the run's start: `amid_decided`. So
+            # with the start in doubt: the run, if it is one, goes on as well.)
             amid[h, 0] = i
-            amid[h, 1] = max(skipped, 0)
+            amid[h, 1] = max(skipped, 0) if not doubt else 0
             amid[h, 2] = ep_next[h]
             amid[h, 3] = ep_cur[h]
             amid[h, 4] = rgap_at[h] % GAP_RING   # (the skip ring slot written below)

@@ -89,12 +89,13 @@ def _acted_below(cz, trig_kind, h, u):
 
 
 @njit(inline="always")
-def _named_at(cz, trig_kind, h, u, acted):
-    """Whether a pending cause names PSN u (`acted`: only one the requester acts on,
-    not one a retry under way covers)."""
+def _named_at(cz, trig_kind, h, lo, u, acted):
+    """Whether a pending cause names a PSN from lo to u (`acted`: only one the requester
+    acts on, not one a retry under way covers)."""
     hit = False
     for j in (CZ_NAK, CZ_RNR, CZ_IMPLIED):
-        if trig_kind[h] & (1 << j) and cz[h, j, 0] == u and not (acted and cz[h, j, 2] == 1):
+        if trig_kind[h] & (1 << j) and lo <= cz[h, j, 0] <= u and \
+                not (acted and cz[h, j, 2] == 1):
             hit = True
     return hit
 
