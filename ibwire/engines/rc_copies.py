@@ -242,11 +242,11 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
                     # before, this may be that original, delayed.
                     late_amb = True
                 if resent_ep == late_rerun or (late_amb and prev_tx[i] == prev_req and
-                                               resent_ep >= 0):
+                                               resent_ep >= 0 and ts[i] == ts[prev_tx[i]]):
                     # The copy before was taken for that run's resend already; a
                     # run sends a PSN once, so one of the two is a copy: both flagged.
-                    # (So with the copy right before taken for a later run's resend:
-                    # either of the two may be that one, the other the late copy.)
+                    # (So with the copy right before, in the same nanosecond, taken
+                    # for a later run's resend: the tap's clock cannot order the two.)
                     flags[prev_tx[i]] |= F_AMBIGUOUS
                 if u >= rgaps[h, g, 3] and prev_tx[i] < rgaps[h, g, 5]:
                     counts[h, K_LOST_BEFORE] -= 1      # late, not lost
