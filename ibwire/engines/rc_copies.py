@@ -154,7 +154,8 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # requests), its resends before all lost before the tap. The network's copy
     # needs nothing lost.
     acted = cause and _acted_below(cz, trig_kind, h, u)
-    if cause and not seen and in_gap and not acted and not _named_at(cz, trig_kind, h, u, u, False):
+    if cause and not seen and in_gap and not acted and \
+            not _named_at(cz, trig_kind, h, u, u, False, -1):
         # A hole fill with only causes the requester ignores pending before it (a
         # retry under way covered them), none naming it: as with no cause, a late
         # original or a timer's resend (the next request decides).
@@ -175,7 +176,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # covering it seemed under way) that no other cause names: the NAK acted on
     # after all (`_pick_cause`), or a late copy; a run going on from it in order tells.
     nak_redo = cause and trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 0] == u and \
-        cz[h, CZ_NAK, 2] == 1 and not _named_at(cz, trig_kind, h, u, u, True)
+        cz[h, CZ_NAK, 2] == 1 and not _named_at(cz, trig_kind, h, u, u, True, -1)
     held = not run and (((below or past) and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
                         or (acted and not seen and in_gap) or rerun_dup
                         or nak_redo)

@@ -351,7 +351,7 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
         # (rxe's do), or a timer restarted here after a late copy; the start stays
         # in doubt.
         ep_amb[h] = False
-    elif ep_amb[h] and _named_at(cz, trig_kind, h, ep_last[h] + 1, u, False):
+    elif ep_amb[h] and _named_at(cz, trig_kind, h, ep_last[h] + 1, u, False, -1):
         # Continued in order, but at a PSN a pending cause names (or past one inside
         # the run's last READ: re-requested part-way from there, IBA 9.7.4.1.5): that
         # cause's restart sends it just so, run or no run, so it shows nothing of the

@@ -46,7 +46,7 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_MAYBE, T_IMPLIED, T_NAK, _hole_recent, _originals_in,
+    CZ_IMPLIED, CZ_NAK, SKIP_MAYBE, T_IMPLIED, T_NAK, _hole_recent, _named_at, _originals_in,
     _pace, _port_pace, _skip_row, _skipped_by_run, _skipped_since, _skipping_run, _unskip,
 )
 from ibwire.engines.rc_run_shape import _doubt_short_run, _run_paced, _too_soon
@@ -257,14 +257,12 @@ def resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_ac
             episode[r] = ep_cur[h]
             ep_last[h] = jmp[h, 8]
             ep_next[h] = jmp[h, 9]
-            for j in (CZ_NAK, CZ_RNR, CZ_IMPLIED):
-                if d < 0 and trig_kind[h] & (1 << j) and cz[h, j, 1] > q and \
-                        0 <= cz[h, j, 0] <= u <= upsn[q]:
-                    # A restart back at or before the resume, for a cause seen since it:
-                    # the run may have gone on past the resume, its packets lost or
-                    # held before the tap, until that cause cut it short. Then the
-                    # packet past was the late copy: in doubt.
-                    flags[r] |= F_AMBIGUOUS
+            if d < 0 and u <= upsn[q] and _named_at(cz, trig_kind, h, 0, u, False, q):
+                # A restart back at or before the resume, for a cause seen since it:
+                # the run may have gone on past the resume, its packets lost or held
+                # before the tap, until that cause cut it short. Then the packet past
+                # was the late copy: in doubt.
+                flags[r] |= F_AMBIGUOUS
 
 
 def amid_decided(flags, gap, counts, ts, trig_u, ep_active, ep_cur, ep_next, rgaps, rgap_at, amid,

@@ -89,12 +89,12 @@ def _acted_below(cz, trig_kind, h, u):
 
 
 @njit(inline="always")
-def _named_at(cz, trig_kind, h, lo, u, acted):
+def _named_at(cz, trig_kind, h, lo, u, acted, since):
     """Whether a pending cause names a PSN from lo to u (`acted`: only one the requester
-    acts on, not one a retry under way covers)."""
+    acts on, not one a retry under way covers; only one seen after row `since`)."""
     hit = False
     for j in (CZ_NAK, CZ_RNR, CZ_IMPLIED):
-        if trig_kind[h] & (1 << j) and lo <= cz[h, j, 0] <= u and \
+        if trig_kind[h] & (1 << j) and lo <= cz[h, j, 0] <= u and cz[h, j, 1] > since and \
                 not (acted and cz[h, j, 2] == 1):
             hit = True
     return hit
