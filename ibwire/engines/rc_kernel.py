@@ -70,11 +70,11 @@ from ibwire.engines.rc_requests import (
     nak_reached, new_request, rnr_wait_over, uc_request, unseen_read, unseen_retry,
 )
 from ibwire.engines.rc_response_row import response_row
-from ibwire.engines.rc_run_shape import run_jump
+from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "f2ee2b5555ce"
+RC_HELPERS_DIGEST = "7c7475d8dbdd"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -120,6 +120,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     rtt_fb = np.zeros(n_hc, dtype=np.bool_)           # min_rtt is no Karn sample yet
     min_gap = np.full(n_hc, -1, dtype=np.int64)       # least time between two new requests
     run_gap = np.full(n_hc, -1, dtype=np.int64)       # ... between two packets of a run
+    # ... per payload byte: the gap and payload of the tightest pair (`own_pace`)
+    byte_gap = np.full((n_hc, 2), -1, dtype=np.int64)
     new_row = np.full(n_hc, -1, dtype=np.int64)       # latest request past the highest PSN
     last_resp = np.full(n_hc, -1, dtype=np.int64)     # previous response row, if no request since
     rr_row = np.full(n_hc, -1, dtype=np.int64)        # latest READ response row (any)
@@ -239,16 +241,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             prev_req = last_req[h]
             b2b = seen and prev_tx[i] == prev_req
             last_req[h] = i
-            if d == 0 and prev_req >= 0 and prev_req == new_row[h] and \
-                    (min_gap[h] < 0 or ts[i] - ts[prev_req] < min_gap[h]):
-                # Two new requests in a row, in order: the requester's own pace
-                # (a network copy or a late one never makes this pair).
-                min_gap[h] = ts[i] - ts[prev_req]
-            elif d < 0 and prev_req >= 0 and ep_active[h] and u == ep_next[h] and \
-                    episode[prev_req] == ep_cur[h] and not 0 <= run_gap[h] <= ts[i] - ts[prev_req]:
-                run_gap[h] = ts[i] - ts[prev_req]   # (resends may go faster than new data)
-            if d >= 0:
-                new_row[h] = i
+            behind = own_pace(paylen, ts, flags, episode, min_gap, run_gap, byte_gap, new_row,
+                              ep_active, ep_cur, ep_next, i, h, u, d, prev_req)
             if head[h] < 0:
                 head[h] = i
             rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt,
@@ -292,7 +286,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h, u)
                 new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
                             ep_next, gaps, gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len,
-                            ep_amb, soon, amid, ended, i, h, c, u, d, consume)
+                            ep_amb, soon, amid, ended, i, h, c, u, d, consume, behind)
             else:
                 cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held = \
                     classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row,

@@ -94,7 +94,7 @@ def unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h
 
 def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur, ep_next, gaps,
                 gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len, ep_amb, soon, amid, ended,
-                i, h, c, u, d, consume):
+                i, h, c, u, d, consume, behind):
     """A request at or past the highest PSN: holes, a run's end, messages, the READ FIFO."""
     if d > 0:
         flags[i] |= F_GAP
@@ -110,9 +110,12 @@ def new_request(flags, msg, gap, counts, high, acked, ep_active, ep_end, ep_cur,
         skipped = ep_end[h] - max(ep_next[h], acked[h])
         # (A start too soon for a timer that no third packet settled stays in doubt.)
         doubt = ep_amb[h] or soon[h] > 0
-        if d == 0 and ep_next[h] < ep_end[h]:
+        if d == 0 and (ep_next[h] < ep_end[h] or behind):
             # (Or the original, delayed past the run's start: `amid_decided`. So
-            # with the start in doubt: the run, if it is one, goes on as well.)
+            # with the start in doubt: the run, if it is one, goes on as well. So at
+            # the run's next PSN when it came too soon after the run's latest resend
+            # for the requester to have sent it after that one (`own_pace`): sent
+            # before the restart, the run resends it.)
             amid[h, 0] = i
             amid[h, 1] = max(skipped, 0) if not doubt else 0
             amid[h, 2] = ep_next[h]

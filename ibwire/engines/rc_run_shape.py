@@ -22,11 +22,14 @@ import numpy as np
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_REQUEST, F_AMBIGUOUS, F_EPISODE, F_GAP, F_RETX, GAP_RING, K_LOST_BEFORE,
+    C_REQUEST, F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, GAP_RING, K_LOST_BEFORE,
 )
 from ibwire.engines.rc_shared import SCAN_ROWS, _port_pace
 
 PSNS_CHECKED = 64      # PSNs `_too_soon` counts at most (enough for any pace it can prove)
+# The least payload (bytes) the byte pace is measured on: no fewer than the headers and
+# framing of one packet, so that half its rate bounds any packet's time on the wire.
+PACED_PAYLOAD = 256
 
 
 @njit
@@ -100,6 +103,45 @@ def _doubt_short_run(hc, cls, first_tx, flags, episode, h, s, e):
     for q in range(e, s - 1, -1):
         if hc[q] == h and cls[q] & C_REQUEST:
             flags[q] |= F_AMBIGUOUS
+
+
+def own_pace(paylen, ts, flags, episode, min_gap, run_gap, byte_gap, new_row, ep_active, ep_cur,
+             ep_next, i, h, u, d, prev_req):
+    """The requester's pace from this request and the one before, and whether this one
+    came too soon after the run's latest resend to have been sent after it."""
+    # A port puts one packet on the wire at a time: a request sooner after the
+    # previous one than the shorter payload of the two takes at the fastest rate the
+    # stream has shown per byte went out before it, delayed by the network (or that
+    # one was). (The shorter: a tap stamps a packet as it begins or as it ends. The
+    # rate measured between two payloads of one length, at least PACED_PAYLOAD bytes,
+    # and halved: framing and headers add time the payload does not count, at most
+    # as much as the payload measured.)
+    gap_now = ts[i] - ts[prev_req] if prev_req >= 0 else -1
+    pl = min(paylen[prev_req], paylen[i]) if prev_req >= 0 else 0
+    # (Only after the run's resend, sure: a late copy there says nothing of the port.)
+    behind = pl > 0 and byte_gap[h, 0] >= 0 and \
+        2 * gap_now * byte_gap[h, 1] < byte_gap[h, 0] * pl and ep_active[h] and \
+        episode[prev_req] == ep_cur[h] and \
+        flags[prev_req] & (F_RETX | F_LATE | F_AMBIGUOUS) == F_RETX
+    pair = False
+    if d == 0 and prev_req >= 0 and prev_req == new_row[h]:
+        pair = True
+        if min_gap[h] < 0 or gap_now < min_gap[h]:
+            # Two new requests in a row, in order: the requester's own pace
+            # (a network copy or a late one never makes this pair).
+            min_gap[h] = gap_now
+    elif d < 0 and prev_req >= 0 and ep_active[h] and u == ep_next[h] and \
+            episode[prev_req] == ep_cur[h]:
+        pair = True
+        if not 0 <= run_gap[h] <= gap_now:
+            run_gap[h] = gap_now    # (resends may go faster than new data)
+    if pair and pl >= PACED_PAYLOAD and paylen[prev_req] == paylen[i] and (
+            byte_gap[h, 0] < 0 or gap_now * byte_gap[h, 1] < byte_gap[h, 0] * pl):
+        byte_gap[h, 0] = gap_now
+        byte_gap[h, 1] = pl
+    if d >= 0:
+        new_row[h] = i
+    return behind
 
 
 def run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps, rgap_at, jmp, ep_amb, i, h,
