@@ -7,6 +7,11 @@ every PSN from its restart on, back to back, before any new one.
   network delayed or duplicated. The pace is the fastest the stream has shown
   (`rc_shared._port_pace`): the least gap between two new requests in a row, or two
   packets of a run.
+- The same per payload byte (`own_pace`, a rule function): two requests in a row
+  are at least the shorter payload's wire time apart, at the fastest rate the
+  stream has shown between two equal payloads of PACED_PAYLOAD bytes or more
+  (halved, for headers). New data that came sooner after the run's resend went out
+  before the restart (`rc_requests.new_request`).
 - A run that stops short of the front (new data next, or nothing until a timer
   could have fired) had its remaining resends lost before the tap, or was no run:
   copies of PSNs whose originals the tap never saw may be those originals, late.
