@@ -180,3 +180,21 @@ def test_a_late_rnr_retry_then_a_timer_long_pause_starts_no_run(tmp_path):
     assert start_of(res, 43) == ("rnr", 25)
     assert start_of(res, 45) == ("timeout", None)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_copy_after_a_restart_in_doubt_then_a_nak_for_the_next_psn_is_in_doubt(tmp_path):
+    """NAK 77 names ..569; its hole is filled at 78, taken with doubt (the original may
+    be late). ..569 again at 81, then NAK 82 for ..570 and a run from it (83-84). The
+    NAK shows 83 is its restart, whatever 81 was: 81 may be the restart for NAK 77 (78
+    the original, delayed), or that original itself, late (so here, by 3 us). Either
+    way 81 starts a run that nothing settles: flagged, not taken for a resend. Wider
+    draw 394 of fresh master 397. (Before: 81 a sure resend, and 83's order settled it.)"""
+    truth, res, diff = draw(tmp_path, 35037, 81, "reorder", loss=0.05, loss_before_tap=0.3,
+                            rnr=0.04, corrupt=0.0, encap="ib-grh", connections=2, ack_every=1,
+                            credits="count", pmtu=4096, tx_depth=2, rnr_timer=1, cm=True,
+                            reorder=0.03, duplicate=0.01, **SMALL)
+    assert {"retransmission", "ambiguous"} <= flags_of(res, 78)
+    assert "ambiguous" in flags_of(res, 81)
+    assert "nak" in flags_of(res, 82)
+    assert "retransmission" in flags_of(res, 83)
+    assert check_exact(truth, res, diff) == []

@@ -51,10 +51,13 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, prev_tx, ts, flags,
         # may be it.)
         nak_after = False
         for j in (CZ_NAK, CZ_IMPLIED):
-            if not copy_cause[h] and not flags[ref[q]] & F_AMBIGUOUS and \
-                    trig_kind[h] & (1 << j) != 0 and cz[h, j, 1] > q and \
+            if not copy_cause[h] and trig_kind[h] & (1 << j) != 0 and cz[h, j, 1] > q and \
                     upsn[q] <= cz[h, j, 0] <= u and cz[h, j, 2] == 0:
                 nak_after = True
+        # (With the copy before taken with doubt, either of the two may be that restart
+        # and the other the original, delayed: the copy goes on as a run's start, flagged.)
+        nak_doubt = nak_after and flags[ref[q]] & F_AMBIGUOUS != 0
+        nak_after = nak_after and not nak_doubt
         # (Nor when this request is at the PSN a NAK seen before the copy names, with
         # no cause pending at the copy: that NAK's restart; the NAK acknowledged the
         # copy's PSN, and no timer fires as soon as the copy came. Again unless the
@@ -90,7 +93,9 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, prev_tx, ts, flags,
             # started a resend run whose cause the tap did not see (e.g. a
             # response the capture missed).
             flags[q] = (flags[q] & ~(F_COPY | F_AMBIGUOUS)) | F_RETX | F_EPISODE
-            if delays[h] or u > copy_next[h] or not seen:
+            if nak_doubt:
+                flags[q] |= F_AMBIGUOUS     # (in order or not: that NAK's restart)
+            elif delays[h] or u > copy_next[h] or not seen:
                 # ... unless two late copies in a row: this network delays
                 # (or the run skips: a duplicate, then another resend; this
                 # request then is as much in doubt: the run's, or a late copy too).
