@@ -198,3 +198,19 @@ def test_a_copy_after_a_restart_in_doubt_then_a_nak_for_the_next_psn_is_in_doubt
     assert "nak" in flags_of(res, 82)
     assert "retransmission" in flags_of(res, 83)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_restart_for_a_cause_older_than_its_psns_last_resend_is_in_doubt(tmp_path):
+    """READs: NAK 146 names ..212, resent at 150 (the tap never saw its original). 163,
+    ..212 again 2 us later, could only be a restart for that NAK, which 150 may
+    already have answered: it may as well be the original, delayed (so here, by
+    3 us). Flagged, not a sure resend. Wider draw 222 of master 337."""
+    truth, res, diff = draw(tmp_path, 3429, 163, "reorder", loss=0.0, loss_before_tap=0.3,
+                            rnr=0.0, corrupt=0.0, encap="roce1", connections=3, ack_every=1,
+                            credits="count", pmtu=256, tx_depth=16, rnr_timer=6, cm=False,
+                            reorder=0.03, duplicate=0.01, ops={"read": 1}, sizes=(1, 2, 8),
+                            messages=20)
+    assert "nak" in flags_of(res, 146)
+    assert "retransmission" in flags_of(res, 150)
+    assert {"go_back_n", "ambiguous"} <= flags_of(res, 163)
+    assert check_exact(truth, res, diff) == []
