@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rc_helpers import exact, flags_of, reordered
 
-from ibwire.analysis.rc_rules import F_AMBIGUOUS, F_LATE, F_RETX
-from ibwire.engines.rc_run_shape import PACED_PAYLOAD, own_pace
+from ibwire.analysis.rc_rules import C_REQUEST, F_AMBIGUOUS, F_EPISODE, F_LATE, F_RETX
+from ibwire.engines.rc_run_shape import PACED_PAYLOAD, _run_paced, own_pace
 
 DRAW = dict(ops={"write_imm": 1, "send_imm": 1, "send": 1}, sizes=(4096, 9000, 20000),
             loss=0.02, loss_before_tap=1.0, rnr=0.04, connections=1, ack_every=4, pmtu=4096,
@@ -131,3 +131,94 @@ def test_the_rate_is_measured_on_equal_payloads_of_256_bytes_or_more():
         seen.append(tuple(byte_gap[0]))
     assert seen[:6] == [(-1, -1)] * 6
     assert seen[6] == (ts[6] - ts[5], 1024)
+
+
+def test_a_run_jump_sooner_than_the_bytes_between_allow_is_a_late_original(tmp_path):
+    """NAK 3672's restart runs from ..460 through ..467 (3750), one 256-byte packet
+    per ~66 ns (three QPs share the port). ..482 (3753) comes 64 ns after 3750 and
+    2 ns before ..468 (3754): the run could not have put the 14 packets between
+    (3,584 bytes, 22 ns each on this wire) out in 64 ns, so 3753 is no jump of the
+    run but the original, delayed, and 3754 goes on with the run. (Before: the
+    fastest gap between packets, 4 ns after a 32-byte one, allowed 16 in 64 ns.)
+    Wider draw 202 of fresh master 397."""
+    truth, res = exact(tmp_path, 4596, name="rc_clean", loss=0.02, loss_before_tap=0.3,
+                       rnr=0.04, corrupt=0.0, encap="ib", connections=3, ack_every=1,
+                       credits="count", pmtu=256, tx_depth=2, rnr_timer=12, cm=True,
+                       reorder=0.03, duplicate=0.0, messages=20,
+                       ops={"write_imm": 1, "send_imm": 1, "send": 1},
+                       sizes=(4096, 9000, 20000))
+    assert reordered(truth, 3753)
+    assert "retransmission" not in flags_of(res, 3753)
+    assert "out_of_sequence" in flags_of(res, 3753)
+    assert "retransmission" in flags_of(res, 3754)
+
+
+
+def test_a_resume_after_a_packet_past_too_far_ahead_is_the_runs(tmp_path):
+    """The run resends ..044 (3384) in the same nanosecond as ..078 (3383), 34 PSNs
+    ahead, 22 ns after the run's ..043: that one cannot be the run's (the original,
+    delayed, and damaged), so 3384 is, and ..079 (3386), 22 ns later with 34 PSNs
+    between, is another late original, not a jump of the run. Wider draw 183 of
+    master 347."""
+    truth, res = exact(tmp_path, 8264, name="rc_clean", loss=0.0, loss_before_tap=1.0,
+                       rnr=0.04, corrupt=0.02, encap="ib", connections=2, ack_every=2,
+                       credits="count", pmtu=256, tx_depth=2, rnr_timer=12, cm=False,
+                       reorder=0.03, duplicate=0.0, messages=20,
+                       ops={"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
+                       sizes=(4096, 9000, 20000))
+    assert reordered(truth, 3383) and reordered(truth, 3386)
+    assert "out_of_sequence" in flags_of(res, 3383)
+    assert "out_of_sequence" in flags_of(res, 3386)
+    assert "retransmission" in flags_of(res, 3384)
+    assert "retransmission" in flags_of(res, 3387)
+
+def _jump(gap, byte_gap, pace):
+    """Originals of PSNs 10-14 (256 bytes each), a run restarting at 10, then one at 14
+    `gap` ns later: whether `_run_paced` says the run could not have sent it."""
+    ts = np.array([0, 22, 44, 66, 88, 1000, 1000 + gap], np.int64)
+    upsn = np.array([10, 11, 12, 13, 14, 10, 14], np.int64)
+    n = len(ts)
+    flags = np.array([0] * 5 + [F_RETX | F_EPISODE, F_RETX], np.int64)
+    episode = np.array([-1] * 5 + [0, 0], np.int64)
+    first_tx = np.array([0, 1, 2, 3, 4, 0, 4], np.int64)
+    return bool(_run_paced(np.zeros(n, np.int64), np.full(n, C_REQUEST, np.int64), upsn,
+                           np.full(n, 256, np.int64), first_tx, ts, flags, episode,
+                           np.array([byte_gap], np.int64), 0, 11, 6, pace))
+
+
+def test_a_run_jump_is_paced_by_the_bytes_between_as_well_as_the_packets():
+    """Three 256-byte packets (PSNs 11-13) take at least 3 x 11 ns at half a rate of
+    22 ns per 256 bytes: a jump 30 ns after the run's packet is too soon, one 40 ns
+    after is not. By packets alone, at the fastest gap yet of 4 ns, neither is; at
+    12 ns, 30 ns is too soon. Nothing measured: nothing decided."""
+    assert _jump(30, (22, 256), 4)
+    assert not _jump(40, (22, 256), 4)
+    assert not _jump(30, (-1, -1), 4)
+    assert _jump(30, (-1, -1), 12)
+    assert not _jump(30, (-1, -1), -1)
+
+
+def test_a_pair_after_a_late_packet_past_proves_nothing():
+    """The run (from 10) jumped to 12, 22 ns after 10, taken for a late copy when 11
+    came: 11 may be the late one as well, so 14, 6 ns after 11 with 12-13 between, is
+    not judged by that pair. Without the packet past, it is; and so it is when the
+    packet past came too soon after 10 to have been the run's (6 ns for 11's 256
+    bytes)."""
+    def paced(with_late, past_gap=22):
+        upsn = [10, 11, 12, 13, 14, 10] + ([12] if with_late else []) + [11, 14]
+        ts = [0, 22, 44, 66, 88, 1000] + ([1000 + past_gap] if with_late else []) + \
+            [1030, 1036]
+        flags = [0] * 5 + [F_RETX | F_EPISODE] + ([F_LATE] if with_late else []) + \
+            [F_RETX, F_RETX]
+        episode = [-1] * 5 + [0] + ([-1] if with_late else []) + [0, 0]
+        first_tx = [0, 1, 2, 3, 4, 0] + ([2] if with_late else []) + [1, 4]
+        n = len(ts)
+
+        def a(v):
+            return np.array(v, np.int64)
+        return bool(_run_paced(np.zeros(n, np.int64), np.full(n, C_REQUEST, np.int64),
+                               a(upsn), np.full(n, 256, np.int64), a(first_tx), a(ts), a(flags),
+                               a(episode), np.array([[22, 256]], np.int64), 0, 12, n - 1, 4))
+    assert paced(False)
+    assert not paced(True)
+    assert paced(True, past_gap=6)

@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "5c2b16755a9c"
+RC_HELPERS_DIGEST = "63ba773ca924"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -260,8 +260,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d, seen, n_ep)
             jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap,
                          counts, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u, ep_active, ep_last,
-                         ep_cur, ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, react,
-                         copy_row, i, h, u, d, seen, prev_req)
+                         ep_cur, ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, byte_gap,
+                         react, copy_row, i, h, u, d, seen, prev_req)
             amid_decided(flags, gap, counts, ts, trig_u, ep_active, ep_cur, ep_next, rgaps, rgap_at,
                          amid, delays, i, h, u, d)
             n_ep = late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts,

@@ -115,8 +115,8 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
 
 def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap, counts,
                  trig_u, trig_row, trig_kind, cz, nak_u, rnr_u, ep_active, ep_last, ep_cur,
-                 ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, react, copy_row,
-                 i, h, u, d, seen, prev_req):
+                 ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, byte_gap, react,
+                 copy_row, i, h, u, d, seen, prev_req):
     """A run packet past the run's next PSN: a late copy if the run resumes there now."""
     r = jmp[h, 0]
     if r >= 0:
@@ -171,7 +171,7 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
         jd_own = trig_u[h] == upsn[r] or nak_u[h] == upsn[r] or rnr_u[h] == upsn[r]
         jd_pace = _port_pace(min_gap, run_gap, h)
         jd_paced = not jd_own and episode[r] == ep_cur[h] and _run_paced(
-            hc, cls, upsn, first_tx, ts, flags, episode, h, jd_lo, r, jd_pace)
+            hc, cls, upsn, paylen, first_tx, ts, flags, episode, byte_gap, h, jd_lo, r, jd_pace)
         if jd_paced or (
                 seen and d < 0 and jmp[h, 2] <= u < upsn[r] and episode[r] == ep_cur[h] and
                 ep_active[h] and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and

@@ -38,33 +38,56 @@ PACED_PAYLOAD = 256
 
 
 @njit
-def _run_paced(hc, cls, upsn, first_tx, ts, flags, episode, h, lo, r, pace):
+def _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h, lo, q, r, pace):
+    """Whether row r came too soon after row q for the requester to have sent, between
+    them, packets for PSNs lo..upsn[r]-1 (their originals the tap saw, one each, at no
+    less than `pace` apart, nor faster than half the stream's fastest rate per
+    payload byte, `own_pace`). (The originals counted wherever they are: a hole
+    filled late breaks their PSN order.)"""
+    n = 0
+    nbytes = 0
+    for o in range(q, max(q - SCAN_ROWS, -1), -1):
+        if hc[o] == h and cls[o] & C_REQUEST and first_tx[o] == o and lo <= upsn[o] < upsn[r]:
+            n += 1
+            nbytes += paylen[o]
+            if pace > 0 and ts[r] - ts[q] < pace * n:
+                return True
+            if byte_gap[h, 0] >= 0 and \
+                    2 * (ts[r] - ts[q]) * byte_gap[h, 1] < byte_gap[h, 0] * nbytes:
+                return True
+    return False
+
+
+@njit
+def _run_paced(hc, cls, upsn, paylen, first_tx, ts, flags, episode, byte_gap, h, lo, r, pace):
     """Whether row r, a resend past its run's next PSN `lo`, came too soon after the
-    run's previous packet for the requester to have sent the packets between (their
-    originals the tap saw, one each, at no less than `pace` apart): the run did not
-    send it. (Not a run whose start is in doubt: r may go on with the run that start
-    cut short.)"""
-    if pace <= 0:
-        return False
+    run's previous packet for the requester to have sent the packets between
+    (`_skip_too_soon`): the run did not send it. (Not a run whose start is in doubt:
+    r may go on with the run that start cut short.)"""
     for q in range(r - 1, max(r - SCAN_ROWS, -1), -1):
         if hc[q] == h and cls[q] & C_REQUEST:
             if episode[q] != episode[r] or upsn[q] >= lo:
                 return False
+            for o in range(q - 1, max(q - SCAN_ROWS, -1), -1):
+                if hc[o] == h and cls[o] & C_REQUEST:
+                    if flags[o] & F_LATE and upsn[o] > upsn[q]:
+                        # q resumed the run after a packet past taken for a late copy:
+                        # unless that one could not have been the run's either, q may
+                        # be the late one, and the pair proves nothing.
+                        for p in range(o - 1, max(o - SCAN_ROWS, -1), -1):
+                            if hc[p] == h and cls[p] & C_REQUEST:
+                                if not _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts,
+                                                      byte_gap, h, upsn[p] + 1, p, o, pace):
+                                    return False
+                                break
+                    break
             for o in range(q, max(q - SCAN_ROWS, -1), -1):
                 if hc[o] == h and flags[o] & F_EPISODE and episode[o] == episode[r]:
                     if flags[o] & F_AMBIGUOUS:
                         return False
                     break
-            # (The originals counted wherever they are: a hole filled late breaks
-            # their PSN order.)
-            n = 0
-            for o in range(q, max(q - SCAN_ROWS, -1), -1):
-                if hc[o] == h and cls[o] & C_REQUEST and first_tx[o] == o and \
-                        lo <= upsn[o] < upsn[r]:
-                    n += 1
-                    if ts[r] - ts[q] < pace * n:
-                        return True
-            return False
+            return _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h, lo, q, r,
+                                  pace)
     return False
 
 
