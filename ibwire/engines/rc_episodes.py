@@ -330,9 +330,8 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
             soon[h] = 0
     if flags[i] & F_EPISODE and seen and first_tx[i] != i and flags[first_tx[i]] & F_RETX and \
             0 <= trig[i] < prev_tx[i]:
-        # A restart at a PSN whose original the tap never saw (its first copy was a
-        # resend), for a cause the tap saw before that PSN's last copy (which may have
-        # answered it): as well that original, delayed.
+        # A restart at a PSN the tap saw only resent, for a cause seen before that
+        # PSN's last copy (which may have answered it): as well its original, late.
         flags[i] |= F_AMBIGUOUS
     if flags[i] & F_EPISODE:
         ep_amb[h] = (flags[i] & F_AMBIGUOUS) != 0
