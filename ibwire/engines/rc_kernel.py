@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "5c876f2ef207"
+RC_HELPERS_DIGEST = "94e807ed0e40"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -329,7 +329,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                              nak_nxt, i, h, c, u, seen, cause, rnr_early, in_gap,
                                              run, below, n_ep)
                         if reason[i] == REASON_NAK_SEQ and not flags[i] & F_AMBIGUOUS and \
-                                upsn[trig[i]] == u:
+                                trig[i] >= 0 and upsn[trig[i]] == u:
                             if react[h, 1] == 0 or ts[i] - ts[trig[i]] < react[h, 0]:
                                 react[h, 0] = ts[i] - ts[trig[i]]
                             react[h, 1] += 1

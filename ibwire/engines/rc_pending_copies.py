@@ -166,8 +166,9 @@ def _late_restart(cls, upsn, paylen, first_tx, prev_tx, ts, flags, ref, episode,
     # NAK since that start for another PSN: this request may be its restart. Not a
     # READ or atomic, whose restart holds its responses, `pin`.)
     if not (0 <= r < j < q and not ep_active[h] and episode[r] == ep_cur[h] and
-            flags[r] & F_EPISODE and reason[r] == REASON_NAK_SEQ and upsn[trig[r]] == upsn[r] and
-            upsn[r] == upsn[q] == ep_last[h] and ts[q] - ts[r] < MIN_ACK_TIMEOUT_NS and
+            flags[r] & F_EPISODE and reason[r] == REASON_NAK_SEQ and trig[r] >= 0 and
+            upsn[trig[r]] == upsn[r] == upsn[q] == ep_last[h] and
+            ts[q] - ts[r] < MIN_ACK_TIMEOUT_NS and
             (cz[h, CZ_NAK, 1] < r or cz[h, CZ_NAK, 0] == upsn[r]) and
             not cls[q] & (C_READ_REQ | C_ATOMIC_REQ)):
         return False
