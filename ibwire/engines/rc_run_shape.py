@@ -64,6 +64,8 @@ def _run_paced(hc, cls, upsn, paylen, first_tx, ts, flags, episode, byte_gap, h,
     run's previous packet for the requester to have sent the packets between
     (`_skip_too_soon`): the run did not send it. (Not a run whose start is in doubt:
     r may go on with the run that start cut short.)"""
+    if pace <= 0 and byte_gap[h, 0] < 0:
+        return False    # (no pace known decides nothing: spare the scans)
     for q in range(r - 1, max(r - SCAN_ROWS, -1), -1):
         if hc[q] == h and cls[q] & C_REQUEST:
             if episode[q] != episode[r] or upsn[q] >= lo:
