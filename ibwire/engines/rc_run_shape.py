@@ -37,6 +37,13 @@ PSNS_CHECKED = 64      # PSNs `_too_soon` counts at most (enough for any pace it
 PACED_PAYLOAD = 256
 
 
+@njit(inline="always")
+def _sooner_than_bytes(byte_gap, h, gap, nbytes):
+    """Whether `gap` ns is less than `nbytes` of payload take on the wire at half the
+    stream's fastest rate per byte (`own_pace`); False while none is measured."""
+    return byte_gap[h, 0] >= 0 and 2 * gap * byte_gap[h, 1] < byte_gap[h, 0] * nbytes
+
+
 @njit
 def _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h, lo, q, r, pace):
     """Whether row r came too soon after row q for the requester to have sent, between
@@ -52,8 +59,7 @@ def _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h, lo, q, r, p
             nbytes += paylen[o]
             if pace > 0 and ts[r] - ts[q] < pace * n:
                 return True
-            if byte_gap[h, 0] >= 0 and \
-                    2 * (ts[r] - ts[q]) * byte_gap[h, 1] < byte_gap[h, 0] * nbytes:
+            if _sooner_than_bytes(byte_gap, h, ts[r] - ts[q], nbytes):
                 return True
     return False
 
@@ -149,8 +155,7 @@ def own_pace(paylen, ts, flags, episode, min_gap, run_gap, byte_gap, new_row, ep
     gap_now = ts[i] - ts[prev_req] if prev_req >= 0 else -1
     pl = min(paylen[prev_req], paylen[i]) if prev_req >= 0 else 0
     # (Only after the run's resend, sure: a late copy there says nothing of the port.)
-    behind = pl > 0 and byte_gap[h, 0] >= 0 and \
-        2 * gap_now * byte_gap[h, 1] < byte_gap[h, 0] * pl and ep_active[h] and \
+    behind = pl > 0 and _sooner_than_bytes(byte_gap, h, gap_now, pl) and ep_active[h] and \
         episode[prev_req] == ep_cur[h] and \
         flags[prev_req] & (F_RETX | F_LATE | F_AMBIGUOUS) == F_RETX
     pair = False
