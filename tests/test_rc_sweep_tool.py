@@ -38,3 +38,17 @@ def test_scenario_sweep_reports_exact_captures(capsys):
     assert rc_sweep.main(["scenario", "rc_loss", "--seeds", "5", "--jobs", "1"]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith(
         "wrong 0 frames 0 episodes ")
+
+
+def test_extended_draws_are_reproducible_and_valid_generator_settings():
+    from ibwire.gen.config import scenario
+
+    draws = [rc_sweep.extended_params(1, i) for i in range(200)]
+    assert draws == [rc_sweep.extended_params(1, i) for i in range(200)]
+    assert draws[77][0] == 48029        # the draw tests/test_rc_long_delays.py pins
+    for seed, kw in draws:
+        cfg = scenario("rc_clean", seed=seed, **kw)     # (validates every knob)
+        assert not (cfg.pfc and cfg.native) and (cfg.fmt != "erf" or cfg.native)
+        assert all(v in rc_sweep.EXTENDED[k] for k, v in kw.items() if k != "drain_gbps")
+    for k, values in rc_sweep.EXTENDED.items():     # every value is drawn somewhere
+        assert {repr(v) for v in values} <= {repr(kw[k]) for _, kw in draws}

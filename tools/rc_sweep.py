@@ -4,13 +4,17 @@
     python tools/rc_sweep.py wide 359 --draws 50 --jobs 2
     python tools/rc_sweep.py scenario rc_reorder --seeds 1000-1149
     python tools/rc_sweep.py params 359 17                # draw 17's generator arguments (JSON)
+    python tools/rc_sweep.py extended 1 --draws 200       # a wider space, see EXTENDED
 
 `wide` draws generator parameters at random over the space `tests/test_rc_wider.py`
 samples, with reordering and duplication always on (the hard case); every draw is
 reproducible from (master, index). `scenario` runs one named scenario over a seed
-range. Each capture is analysed and compared frame for frame with the tap's-eye
-truth, with the test suite's own comparison (`tests/rc_helpers.py`), so a sweep and
-the tests can never disagree on what "exact" means.
+range. `extended` draws over a wider space (`EXTENDED`: network delays, link rates,
+timers, both sides requesting, capture loss, one start PSN for every QP), to check
+the rules off the space they were studied on. Each capture is analysed and compared
+frame for frame with the tap's-eye truth, with the test suite's own comparison
+(`tests/rc_helpers.py`), so a sweep and the tests can never disagree on what "exact"
+means.
 
 Prints one line per capture that is not exact (its differences, and how many of its
 resends have an episode cause other than the truth's), then a summary line:
@@ -42,6 +46,20 @@ from rc_helpers import WIDER_SPACE  # noqa: E402 - found through the path above
 # The property test's space, with reordering and duplication always on.
 SPACE: dict[str, tuple[Any, ...]] = {**WIDER_SPACE, "reorder": (0.01, 0.03),
                                      "duplicate": (0.0, 0.01)}
+# `extended`: also the knobs the wide space leaves at their defaults (delays, rates,
+# timers, windows, both sides requesting, capture loss, one start PSN for every QP,
+# PFC pauses, file formats), each value listed once per weight. Checks that the
+# rules hold off the space they were studied on.
+EXTENDED: dict[str, tuple[Any, ...]] = {
+    **WIDER_SPACE, "reorder": (0.0, 0.01, 0.03), "duplicate": (0.0, 0.01),
+    "bidirectional": (False, True), "psn_start": (None, 0xFFFFF8, 0xFFFF80),
+    "capture_loss": (0.0, 0.0, 0.01), "reorder_delay_ns": (300, 3000, 30000),
+    "rate_gbps": (None, 10.0, 100.0, 200.0), "loss_dir": ("both", "a2b", "b2a"),
+    "ack_delay_ns": (300, 2000, 20000), "resp_delay_ns": (50, 400, 3000),
+    "max_rd_atomic": (1, 4, 16), "timeout": (8, 14, 18), "ackreq_every": (4, 64),
+    "prop_ns": (20, 200, 5000), "udp_sport": ("flow", "qp"), "rq_depth": (None, 4, 64),
+    "max_unacked": (16, 128), "fmt": ("pcap", "pcapng", "erf"), "messages": (20, 40),
+    "pfc": (False, False, True)}
 
 
 def draw_params(master: int, index: int) -> tuple[int, dict[str, Any]]:
@@ -50,6 +68,20 @@ def draw_params(master: int, index: int) -> tuple[int, dict[str, Any]]:
     seed = rng.randrange(100_000)
     kw = {k: rng.choice(v) for k, v in SPACE.items()}
     kw["messages"] = 20
+    return seed, kw
+
+
+def extended_params(master: int, index: int) -> tuple[int, dict[str, Any]]:
+    """Generator seed and arguments of draw `index` of extended sweep `master`."""
+    rng = random.Random(master * 7_000_001 + index)
+    seed = rng.randrange(100_000)
+    kw = {k: rng.choice(v) for k, v in EXTENDED.items()}
+    if kw["encap"] in ("ib", "ib-grh"):
+        kw["pfc"] = False       # (PFC is Ethernet's; native links use credits)
+    if kw["fmt"] == "erf" and kw["encap"] not in ("ib", "ib-grh"):
+        kw["fmt"] = "pcap"      # (the generator writes ERF for native IB only)
+    if kw["pfc"]:
+        kw["drain_gbps"] = 8.0  # (a receiver slower than the link, so pauses happen)
     return seed, kw
 
 
@@ -90,26 +122,33 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     w = sub.add_parser("wide", help="random draws over the generator's parameters")
-    w.add_argument("master", type=int, help="master seed: names the sweep")
-    w.add_argument("--draws", type=int, default=400, help="number of draws (default 400)")
-    w.add_argument("--first", type=int, default=0, help="index of the first draw (default 0)")
+    e = sub.add_parser("extended", help="random draws over a wider space: delays, rates, "
+                       "timers, both sides requesting, capture loss, shared start PSNs")
+    for q in (w, e):
+        q.add_argument("master", type=int, help="master seed: names the sweep")
+        q.add_argument("--draws", type=int, default=400 if q is w else 200,
+                       help=f"number of draws (default {400 if q is w else 200})")
+        q.add_argument("--first", type=int, default=0,
+                       help="index of the first draw (default 0)")
     s = sub.add_parser("scenario", help="one named scenario over a range of seeds")
     s.add_argument("name", help="scenario name, e.g. rc_reorder")
     s.add_argument("--seeds", required=True, help="seed range LO-HI (inclusive)")
-    for p in (w, s):
+    for p in (w, e, s):
         p.add_argument("--jobs", type=int, default=2,
                        help="worker processes (default 2; 1 runs in this process)")
     p = sub.add_parser("params", help="print one draw's seed and generator arguments")
     p.add_argument("master", type=int, help="master seed of the sweep")
     p.add_argument("index", type=int, help="index of the draw")
+    p.add_argument("--extended", action="store_true", help="a draw of `extended`")
     a = ap.parse_args(argv)
     if a.cmd == "params":
-        seed, kw = draw_params(a.master, a.index)
+        seed, kw = (extended_params if a.extended else draw_params)(a.master, a.index)
         print(json.dumps({"seed": seed, "name": "rc_clean", **kw}))
         return 0
-    if a.cmd == "wide":
+    if a.cmd in ("wide", "extended"):
         idx = range(a.first, a.first + a.draws)
-        draws = [draw_params(a.master, i) for i in idx]
+        pick = draw_params if a.cmd == "wide" else extended_params
+        draws = [pick(a.master, i) for i in idx]
         labels = [f"draw {i} seed {sd}" for i, (sd, _) in zip(idx, draws)]
         return _run(labels, [("rc_clean", sd, kw) for sd, kw in draws], a.jobs)
     seeds = _seeds(a.seeds)
