@@ -106,3 +106,24 @@ def test_a_skipped_resend_delayed_into_an_rnr_wait(tmp_path):
     assert res.episode[161] == res.episode[117]
     assert "rnr_retry" in flags_of(res, 164)
     assert start_of(res, 164) == ("rnr", 148)
+
+
+def test_an_rnr_nak_for_a_copy_in_flight_lost_then_the_first_ones_retry(tmp_path):
+    """RNR NAK 124 refuses ..241 (timer code 6, 80 us); a resend run sent before it
+    reached the requester (116-123) draws a second one for the same PSN (132, lost
+    after the tap), then a sequence NAK (133, delayed). The retry (134) comes 80.2 us
+    after 124, 79.8 us after 132: sooner than the second one's timer, so that one
+    never reached the requester, but not the first one's, which it waited out. 134 is
+    RNR NAK 124's retry (before: the second RNR NAK's timer taken to void both, and
+    134 a restart for NAK 133)."""
+    draws = {"ops": {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
+             "loss": 0.05, "loss_before_tap": 0.0, "rnr": 0.04, "corrupt": 0.0,
+             "encap": "ib-grh", "connections": 2, "ack_every": 2, "credits": "count",
+             "pmtu": 256, "tx_depth": 8, "rnr_timer": 6, "cm": False, "reorder": 0.03,
+             "duplicate": 0.0, "messages": 20}     # wider draw 272 of master 403
+    truth, res = exact(tmp_path, 154, name="rc_clean", **draws)
+    assert reordered(truth, 133)
+    assert "rnr" in flags_of(res, 124) and "rnr" in flags_of(res, 132)
+    assert {"retransmission", "go_back_n", "rnr_retry"} <= flags_of(res, 134)
+    assert start_of(res, 134) == ("rnr", 124)
+    assert episode_diff(truth, res) == []

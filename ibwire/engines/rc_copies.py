@@ -24,13 +24,15 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
+from numba import njit
+
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_COPY, F_LATE, F_RETX, F_RNR_RETRY, GAP_RING,
-    K_COPIES, K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
+    C_ATOMIC_REQ, C_READ_REQ, C_REQUEST, F_AMBIGUOUS, F_COPY, F_LATE, F_RETX, F_RNR_RETRY,
+    GAP_RING, K_COPIES, K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
 )
 
 from ibwire.engines.rc_shared import (
-    CZ_NAK, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since, _hole_recent,
+    CZ_NAK, SCAN_ROWS, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since,
     _in_read_before, _mark, _named_at, _rnr_over, _skip_row, _skipping_run, _spent_only,
 )
 
@@ -195,7 +197,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
 
 
 def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row, i, h, u, seen,
-                   cause, run, quick, unsure, stale, copy, held, in_gap, prev_req, first_tx, gaps):
+                   cause, run, quick, unsure, stale, copy, held, in_gap, prev_req, first_tx):
     """The earlier resend run that skipped this PSN, if no restart can have sent it now."""
     late_rerun = -1
     late_amb = False
@@ -237,10 +239,10 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
                 # the tap may as well be the original, delayed (the run's
                 # resend then lost before the tap).
                 late_amb = rgaps[h, g, 4] != SKIP_SURE or not seen or resent_ep >= late_rerun
-                if flags[first_tx[i]] & F_RETX and _hole_recent(gaps, ts, h, u, i):
+                if flags[first_tx[i]] & F_RETX:
                     # Nor had the tap seen the original (its first copy there a
-                    # resend): with its hole shown less than the shortest ACK timeout
-                    # before, this may be that original, delayed.
+                    # resend): this may be that original, delayed (however long ago
+                    # its hole was shown: a network holds a copy as long as it will).
                     late_amb = True
                 if resent_ep == late_rerun or (late_amb and prev_tx[i] == prev_req and
                                                resent_ep >= 0 and ts[i] == ts[prev_tx[i]]):
@@ -279,7 +281,18 @@ def late_resend(paylen, first_tx, flags, ref, episode, msg, counts, lr_row, rnr_
     counts[h, K_RETX_BYTES] += paylen[i]
 
 
-def stale_original(paylen, first_tx, prev_tx, ts, flags, ref, counts, gaps, i, h, c, u, copy):
+@njit
+def _after_resend(hc, cls, flags, h, f):
+    """Whether request row f came right after a resend in its stream (a run going on
+    past the front the tap knew: f may be a resend as well, its original unseen)."""
+    for q in range(f - 1, max(f - SCAN_ROWS, -1), -1):
+        if hc[q] == h and cls[q] & C_REQUEST:
+            return flags[q] & F_RETX != 0
+    return False
+
+
+def stale_original(hc, cls, paylen, first_tx, prev_tx, ts, flags, ref, counts, gaps, i, h, c, u,
+                   copy):
     """An original delayed past its own resend, or a resend delayed (no restart
     can send its PSN now)."""
     flags[i] |= F_LATE
@@ -291,8 +304,13 @@ def stale_original(paylen, first_tx, prev_tx, ts, flags, ref, counts, gaps, i, h
         # copy: the network's copy of that one, or a resend delayed (flagged).
         flags[i] |= F_AMBIGUOUS
     elif old:
-        # A resend, delayed (which run's, the tap cannot tell).
+        # A resend, delayed (which run's, the tap cannot tell); or, when the tap may
+        # never have seen the original (its first copy there a resend, or one right
+        # after a resend, as a run going on would send it), that original, held as
+        # long: a network that delays a copy may delay it longer (flagged).
         flags[i] |= F_RETX
+        if flags[first_tx[i]] & F_RETX or _after_resend(hc, cls, flags, h, first_tx[i]):
+            flags[i] |= F_AMBIGUOUS
         ref[i] = first_tx[i]
         counts[h, K_RETX] += 1
         counts[h, K_RETX_BYTES] += paylen[i]

@@ -123,16 +123,15 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     return n_ep + 1
 
 
-def resent(upsn, syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, rnr_u, rnr_row,
-           head, i, h, u, seen, cause, run, unsure):
+def resent(upsn, syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, cz, rnr_u,
+           rnr_row, head, i, h, u, seen, cause, run, unsure):
     """A resend: flagged and counted (its episode comes next)."""
-    if u == rnr_u[h] and not run and \
-            not _rnr_over(syn, ts, rnr_row[h], i):
-        # Sooner than the RNR NAK's timer allows (IBA: wait at least
-        # that long): the RNR NAK never reached the requester (lost
-        # after the tap); this resend answers another cause. (Not a run
-        # continuing through the refused PSN: it was sent before the RNR
-        # NAK could reach the requester, and the retry comes after the wait.)
+    if u == rnr_u[h] and not run and not _rnr_over(syn, ts, rnr_row[h], i) and not (
+            trig_kind[h] & T_RNR and cz[h, CZ_RNR, 0] == u and _rnr_waited(cz, syn, ts, h, i)):
+        # Sooner than the RNR NAK's timer (IBA: wait at least that long): it never reached
+        # the requester (lost after the tap), nor did an earlier one for u still pending
+        # whose timer is over (else this is its retry): this answers another cause. (Not
+        # a run through the refused PSN: sent before the RNR NAK could reach the requester.)
         rnr_u[h] = -1
         trig_kind[h] &= ~T_RNR
     flags[i] |= F_RETX

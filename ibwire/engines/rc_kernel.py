@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "5b99b27f6fee"
+RC_HELPERS_DIGEST = "f3f653aa47a7"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -296,7 +296,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
                                    i, h, u, seen, cause, run, quick, unsure, stale, copy, held,
-                                   in_gap, prev_req, first_tx, gaps)
+                                   in_gap, prev_req, first_tx)
                 if (late_rerun >= 0 and not timer and not held) or stale:
                     # (Held: decided at the next request, `late_resend_decided`.)
                     delays[h] = True
@@ -305,8 +305,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 rnr_late, lr_next, lr_lost, lr_cause, i, h, u, consume, timer, held,
                                 late_rerun, late_amb, lost_back)
                 elif stale:
-                    stale_original(paylen, first_tx, prev_tx, ts, flags, ref, counts, gaps, i, h,
-                                   c, u, copy)
+                    stale_original(hc, cls, paylen, first_tx, prev_tx, ts, flags, ref, counts, gaps,
+                                   i, h, c, u, copy)
                 elif copy or (held and seen):
                     network_copy(first_tx, prev_tx, flags, ref, counts, acked, copy_row,
                                  copy_next, copy_cause, back2back, ep_active, ep_last, ep_cur,
@@ -319,7 +319,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     # the original, sent before the hole's end, would have been held
                     # that long by the network; the timer's resend, whatever follows.)
                     resent(upsn, syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind,
-                           rnr_u, rnr_row, head, i, h, u, seen, cause, run, unsure)
+                           cz, rnr_u, rnr_row, head, i, h, u, seen, cause, run, unsure)
                     if not run:
                         n_ep = episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig,
                                              reason, counts, high, trig_u, trig_row, trig_kind, cz,

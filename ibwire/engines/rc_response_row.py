@@ -48,7 +48,7 @@ def response_row(hc, cls, icrc, upsn, syn, msn, ts, rtt, prev_tx, rtt_fb, flags,
                 seq_err and seq_nak[h] == u):
         _mark(flags, counts, i, h, F_COPY, K_COPIES)
     else:
-        nak_stale = seq_err and u < pos_acked[h]
+        nak_stale = (seq_err or kind == SYN_RNR) and u < pos_acked[h]
         stash = seq_err and not nak_stale and trig_kind[h] & T_NAK != 0 and \
             cz[h, CZ_NAK, 2] == 0 and 0 <= cz[h, CZ_NAK, 0] < u and \
             seq_nak[h] == cz[h, CZ_NAK, 0]
@@ -56,7 +56,7 @@ def response_row(hc, cls, icrc, upsn, syn, msn, ts, rtt, prev_tx, rtt_fb, flags,
             # (Not one naming a PSN below the pending one: the responder's expected
             # PSN never goes back, so that is an older NAK the network delayed.)
             seq_nak[h] = u
-        elif kind == SYN_RNR:
+        elif kind == SYN_RNR and not nak_stale:
             seq_nak[h] = -1
         if icrc[i] == CRC_BAD:
             dropped(flags, counts, epsn, i, h, c, u, s, kind)

@@ -323,7 +323,9 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
     imp_cov = hp >= 0 and _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig,
                                         reason, pin, h, hp, 0)
     hole = hole or (hp >= 0 and not imp_cov)
-    if kind == SYN_RNR:
+    if kind == SYN_RNR and nak_stale:
+        _mark(flags, counts, i, h, F_RNR, K_RNR)     # (counted; the requester drops it)
+    elif kind == SYN_RNR:
         _mark(flags, counts, i, h, F_RNR, K_RNR)
         _note_cause(cz, trig_kind, h, CZ_RNR, T_RNR, u, i)
         trig_kind[h] |= T_RNR
@@ -356,7 +358,7 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
                 retrying[h] = True
                 nak_new[h] = True
                 flags[i] |= F_RETRY_START
-    if kind == SYN_RNR or (code == 0 and not stash and not nak_stale):
+    if (kind == SYN_RNR or (code == 0 and not stash)) and not nak_stale:
         if trig_u[h] < 0 or u < trig_u[h] or trig_row[h] < 0:
             trig_u[h] = u
         trig_row[h] = i
@@ -370,7 +372,7 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
             if hp < trig_u[h]:
                 trig_u[h] = hp
             _note_implied(cz, trig_kind, h, hp, i, new_hole, imp_cov)
-    if kind == SYN_RNR or (code == 0 and not nak_stale):
+    if (kind == SYN_RNR or code == 0) and not nak_stale:
         if u > acked[h]:
             acked[h] = u
         epsn[h] = u

@@ -1,0 +1,100 @@
+"""RC engine on networks that hold copies long (issue #13): 30 us, longer than the
+shortest ACK timeout (8.192 us), so a copy arriving that late may still be an
+original. Nothing in the protocol bounds how long a network holds a packet; the
+engine used to assume it held none longer than that timeout, and took such
+originals for resends. Draws of an extended space (parameters the wide sweeps do not
+vary), each pinned with the frames it is about."""
+
+from __future__ import annotations
+
+from rc_helpers import (
+    check_exact,
+    compare,
+    episode_diff,
+    flags_of,
+    generate,
+    reordered,
+    start_of,
+)
+
+LONG = {"reorder_delay_ns": 30000, "fmt": "pcap", "messages": 40, "pfc": False,
+        "bidirectional": False}
+
+
+def test_originals_held_30_us_past_resends_the_tap_took_for_new_data(tmp_path):
+    """..452's original is delayed 30 us (366); a NAK's run resent ..450-..451 and went
+    on to ..452 (64), the first copy the tap saw, so taken for new data. 366 may be a
+    resend, delayed, or that original: flagged (before: a resend). Likewise ..483
+    (438), whose first copy was a resend. Left: ..7's original (742) comes alone amid
+    an RNR wait 29 us after its first copy (428, right after a run's resend): to the
+    tap a timeout restart (flagging every such restart whose PSN the tap may not have
+    seen sent new cost 11-22% more frames flagged on the wide sweeps, for none
+    exact more)."""
+    path, truth = generate(tmp_path, "rc_clean", 12959, **LONG | {
+        "ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (4096, 9000, 20000),
+        "loss": 0.0, "loss_before_tap": 0.3, "rnr": 0.04, "corrupt": 0.02,
+        "encap": "roce2", "connections": 3, "ack_every": 4, "credits": "unlimited",
+        "pmtu": 256, "tx_depth": 8, "rnr_timer": 12, "cm": True, "reorder": 0.01,
+        "duplicate": 0.0, "psn_start": 0xFFFF80, "capture_loss": 0.01, "rate_gbps": None,
+        "loss_dir": "both", "ack_delay_ns": 2000, "resp_delay_ns": 400, "max_rd_atomic": 4,
+        "timeout": 14, "ackreq_every": 64, "prop_ns": 20, "udp_sport": "qp", "rq_depth": 4,
+        "max_unacked": 128})     # extended draw 26 of master 1
+    res, diff = compare(path, truth)
+    for f in (366, 438):
+        assert reordered(truth, f)
+        assert {"retransmission", "out_of_sequence", "ambiguous"} <= flags_of(res, f)
+    assert reordered(truth, 742) and "go_back_n" in flags_of(res, 742)
+    assert check_exact(truth, res, diff) == ["retransmission: extra 742"]
+
+
+def test_originals_held_30_us_inside_a_runs_skip(tmp_path):
+    """..21's original is delayed 30 us (288), its hole filled by a NAK's resend (33):
+    flagged (before: a resend). ..331's (1181) lands in the PSNs a later run skipped,
+    its first copy a resend 30 us before: that run's resend, late, or the original
+    (before: only within 8.192 us of the hole). What is left: two originals held 30
+    us arriving back to back (4292-4293, ..709-..710), in order, 30 us after the
+    resends that filled their holes, then two more past them (4299, 4303): to the tap
+    a timeout's run that lost PSNs before it, as the ACK timeout here is 1 ms."""
+    path, truth = generate(tmp_path, "rc_clean", 93714, **LONG, **{
+        "ops": {"send": 2, "write": 2, "read": 2}, "sizes": (4096, 9000, 20000),
+        "loss": 0.02, "loss_before_tap": 1.0, "rnr": 0.0, "corrupt": 0.0, "encap": "ib",
+        "connections": 1, "ack_every": 1, "credits": "unlimited", "pmtu": 256,
+        "tx_depth": 8, "rnr_timer": 1, "cm": False, "reorder": 0.03, "duplicate": 0.0,
+        "psn_start": 0xFFFFF8, "capture_loss": 0.01, "rate_gbps": 200.0, "loss_dir": "b2a",
+        "ack_delay_ns": 2000, "resp_delay_ns": 50, "max_rd_atomic": 4, "timeout": 8,
+        "ackreq_every": 64, "prop_ns": 200, "udp_sport": "qp", "rq_depth": None,
+        "max_unacked": 16})     # extended draw 8 of master 1
+    res, diff = compare(path, truth)
+    for f in (288, 1181):
+        assert reordered(truth, f)
+        assert {"retransmission", "ambiguous"} <= flags_of(res, f)
+    assert check_exact(truth, res, diff) == [
+        f"retransmission: extra {f}" for f in (4292, 4293, 4299, 4303)]
+
+
+def test_an_rnr_nak_held_30_us_past_an_ack_of_its_psn_is_stale(tmp_path):
+    """RNR NAK 303 refuses ..436 (timer 10 us), 5 ns before a sequence NAK for it. An
+    older RNR NAK for ..428, held 30 us, arrives during the wait (318), after ACK 300
+    acknowledged up to ..435: the responder's expected PSN never goes back, so it is
+    stale and the requester drops it. It is counted as an RNR NAK, but no cause: the
+    retry at ..436 10 us after 303 (333) is 303's (before: 318 replaced 303 as the
+    pending RNR cause, and 333 was taken for the sequence NAK's restart). Left: ..445's
+    original held 30 us (498), 20 us after the RNR retry the tap took for new data
+    (491): to the tap a timeout restart, as in the first test here."""
+    path, truth = generate(tmp_path, "rc_clean", 48029, **LONG | {
+        "ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (1, 2, 8), "loss": 0.02,
+        "loss_before_tap": 0.0, "rnr": 0.04, "corrupt": 0.02, "encap": "roce2",
+        "connections": 3, "ack_every": 1, "credits": "count", "pmtu": 256, "tx_depth": 2,
+        "rnr_timer": 1, "cm": False, "reorder": 0.03, "duplicate": 0.0,
+        "psn_start": 0xFFFF80, "capture_loss": 0.0, "rate_gbps": 100.0, "loss_dir": "both",
+        "ack_delay_ns": 300, "resp_delay_ns": 50, "max_rd_atomic": 4, "timeout": 18,
+        "ackreq_every": 64, "prop_ns": 20, "udp_sport": "qp", "rq_depth": 4,
+        "max_unacked": 16, "bidirectional": True, "fmt": "pcapng"})  # extended draw 77
+    res, diff = compare(path, truth)
+    assert check_exact(truth, res, diff) == ["retransmission: extra 498"]
+    assert reordered(truth, 318)
+    assert "rnr" in flags_of(res, 318)
+    assert {"retransmission", "go_back_n", "rnr_retry"} <= flags_of(res, 333)
+    assert start_of(res, 333) == ("rnr", 303)
+    assert [d for d in episode_diff(truth, res) if int(d.split()[1][:-1]) < 600] == []
+
