@@ -54,7 +54,8 @@ def test_originals_held_30_us_inside_a_runs_skip(tmp_path):
     (before: only within 8.192 us of the hole). What is left: two originals held 30
     us arriving back to back (4292-4293, ..709-..710), in order, 30 us after the
     resends that filled their holes, then two more past them (4299, 4303): to the tap
-    a timeout's run that lost PSNs before it, as the ACK timeout here is 1 ms."""
+    a timeout's run that lost PSNs before it (the tap cannot know the requester's ACK
+    timeout, here 1 ms; it may be as short as 8.192 us)."""
     path, truth = generate(tmp_path, "rc_clean", 93714, **LONG, **{
         "ops": {"send": 2, "write": 2, "read": 2}, "sizes": (4096, 9000, 20000),
         "loss": 0.02, "loss_before_tap": 1.0, "rnr": 0.0, "corrupt": 0.0, "encap": "ib",
