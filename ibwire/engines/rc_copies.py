@@ -27,13 +27,14 @@ from __future__ import annotations  # noqa: I001 - the rule names below stay com
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_REQ, C_READ_REQ, C_REQUEST, F_AMBIGUOUS, F_COPY, F_LATE, F_RETX, F_RNR_RETRY,
+    C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_COPY, F_LATE, F_RETX, F_RNR_RETRY,
     GAP_RING, K_COPIES, K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
 )
 
 from ibwire.engines.rc_shared import (
-    CZ_NAK, SCAN_ROWS, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since,
-    _in_read_before, _mark, _named_at, _rnr_over, _skip_row, _skipping_run, _spent_only,
+    CZ_NAK, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since,
+    _in_read_before, _mark, _named_at, _request_before, _rnr_over, _skip_row, _skipping_run,
+    _spent_only,
 )
 
 
@@ -285,10 +286,8 @@ def late_resend(paylen, first_tx, flags, ref, episode, msg, counts, lr_row, rnr_
 def _after_resend(hc, cls, flags, h, f):
     """Whether request row f came right after a resend in its stream (a run going on
     past the front the tap knew: f may be a resend as well, its original unseen)."""
-    for q in range(f - 1, max(f - SCAN_ROWS, -1), -1):
-        if hc[q] == h and cls[q] & C_REQUEST:
-            return flags[q] & F_RETX != 0
-    return False
+    q = _request_before(hc, cls, h, f)
+    return q >= 0 and flags[q] & F_RETX != 0
 
 
 def stale_original(hc, cls, paylen, first_tx, prev_tx, ts, flags, ref, counts, gaps, i, h, c, u,

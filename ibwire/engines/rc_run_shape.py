@@ -29,7 +29,7 @@ from numba import njit
 from ibwire.analysis.rc_rules import (
     C_REQUEST, F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, GAP_RING, K_LOST_BEFORE,
 )
-from ibwire.engines.rc_shared import SCAN_ROWS, _port_pace
+from ibwire.engines.rc_shared import SCAN_ROWS, _port_pace, _request_before
 
 PSNS_CHECKED = 64      # PSNs `_too_soon` counts at most (enough for any pace it can prove)
 # The least payload (bytes) the byte pace is measured on: no fewer than the headers and
@@ -72,31 +72,24 @@ def _run_paced(hc, cls, upsn, paylen, first_tx, ts, flags, episode, byte_gap, h,
     r may go on with the run that start cut short.)"""
     if pace <= 0 and byte_gap[h, 0] < 0:
         return False    # (no pace known decides nothing: spare the scans)
-    for q in range(r - 1, max(r - SCAN_ROWS, -1), -1):
-        if hc[q] == h and cls[q] & C_REQUEST:
-            if episode[q] != episode[r] or upsn[q] >= lo:
+    q = _request_before(hc, cls, h, r)    # the run's previous packet
+    if q < 0 or episode[q] != episode[r] or upsn[q] >= lo:
+        return False
+    o = _request_before(hc, cls, h, q)
+    if o >= 0 and flags[o] & F_LATE and upsn[o] > upsn[q]:
+        # q resumed the run after a packet past taken for a late copy: unless that one
+        # could not have been the run's either, q may be the late one, and the pair
+        # proves nothing.
+        p = _request_before(hc, cls, h, o)
+        if p >= 0 and not _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h,
+                                         upsn[p] + 1, p, o, pace):
+            return False
+    for o in range(q, max(q - SCAN_ROWS, -1), -1):
+        if hc[o] == h and flags[o] & F_EPISODE and episode[o] == episode[r]:
+            if flags[o] & F_AMBIGUOUS:
                 return False
-            for o in range(q - 1, max(q - SCAN_ROWS, -1), -1):
-                if hc[o] == h and cls[o] & C_REQUEST:
-                    if flags[o] & F_LATE and upsn[o] > upsn[q]:
-                        # q resumed the run after a packet past taken for a late copy:
-                        # unless that one could not have been the run's either, q may
-                        # be the late one, and the pair proves nothing.
-                        for p in range(o - 1, max(o - SCAN_ROWS, -1), -1):
-                            if hc[p] == h and cls[p] & C_REQUEST:
-                                if not _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts,
-                                                      byte_gap, h, upsn[p] + 1, p, o, pace):
-                                    return False
-                                break
-                    break
-            for o in range(q, max(q - SCAN_ROWS, -1), -1):
-                if hc[o] == h and flags[o] & F_EPISODE and episode[o] == episode[r]:
-                    if flags[o] & F_AMBIGUOUS:
-                        return False
-                    break
-            return _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h, lo, q, r,
-                                  pace)
-    return False
+            break
+    return _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h, lo, q, r, pace)
 
 
 @njit

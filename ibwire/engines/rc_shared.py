@@ -197,6 +197,16 @@ def _port_pace(min_gap, run_gap, h):
     return min_gap[h] if pace == 0 else pace
 
 
+@njit(inline="always")
+def _request_before(hc, cls, h, f):
+    """The row of stream h's latest request before row f (looked for SCAN_ROWS back);
+    -1 if none."""
+    for q in range(f - 1, max(f - SCAN_ROWS, -1), -1):
+        if hc[q] == h and cls[q] & C_REQUEST:
+            return q
+    return -1
+
+
 @njit
 def _originals_in(hc, cls, upsn, first_tx, h, lo, hi, row):
     """How many packets first sent PSNs lo..hi-1 (their originals the tap saw, up to
