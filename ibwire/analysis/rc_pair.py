@@ -3,17 +3,18 @@
 A requester at endpoint X (QP qA) sends requests to endpoint Y with DestQP qB;
 the responder answers from Y to X with DestQP qA. A capture shows the two as
 separate flows `(src, dst, DestQP)`; the half-connection is the pair. Rules, in
-order (docs/rc-analysis.md, "Pairing"):
+order (docs/rc-analysis.md, "Streams and pairing"):
 
 1. CM: a REQ from X (LocalQPN qx) and the REP from Y (LocalQPN qy) that follows it
    pair X:qx with Y:qy in both directions (IBA §12.6.5, §12.6.8).
 2. Endpoints: the request flows X->Y and the response flows Y->X of one endpoint
    pair; when each side has one flow they pair directly.
-3. Matching: otherwise each response flow goes to the request flow it fits best:
-   first by MSN (the responder's count of completed messages must track the
-   request flow's message ends), then by PSN (each response's PSN at or shortly
-   before the last request PSN sent before it); when both hosts are requesters the
-   reverse pair of the same QP pair adds its fit.
+3. Matching: otherwise QPs of X are matched with QPs of Y, both halves of a QP
+   pair at once (an RC QP has one peer), on the evidence of `rc_pair_fit`: one
+   UDP source port, then the responses that fit by MSN (the responder's count of
+   completed messages must track the request flow's message ends) and by PSN
+   (each response's PSN at or shortly before the last request PSN sent before
+   it), then a steady delay from request to response, then PSN closeness.
 
 UC and UD flows have no responses: each request flow is its own stream.
 
@@ -33,7 +34,18 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ibwire.analysis.rc_rules import C_LAST, C_READ_REQ, C_REQUEST, C_RESPONSE, OPCLASS
+from ibwire.analysis.rc_pair_fit import PSN_SAMPLE, Evidence
+from ibwire.analysis.rc_rules import (
+    C_ACK,
+    C_ATOMIC_ACK,
+    C_FIRST,
+    C_LAST,
+    C_READ_REQ,
+    C_READ_RESP,
+    C_REQUEST,
+    C_RESPONSE,
+    OPCLASS,
+)
 from ibwire.engines import rc_prepass as prepass
 from ibwire.engines.rc_prepass import flow_numbers
 
@@ -41,10 +53,6 @@ _SHIFT_TAP, _SHIFT_SRC, _SHIFT_DST = 56, 40, 24
 _QP_MASK = (1 << 24) - 1
 _EP_MASK = (1 << 16) - 1          # endpoint numbers in a key (also the destination's)
 _MAX_TAPS = 1 << 7
-_PSN_SAMPLE = 4096
-_ACK_WINDOW = 1 << 12
-_MIN_PMTU = 256
-_PMTUS = (256, 512, 1024, 2048, 4096)
 _HEAD_ROWS = 1 << 18
 
 
@@ -134,63 +142,9 @@ def opclasses(op: np.ndarray) -> np.ndarray:
     return cls
 
 
-def _reverse(key: int) -> int:
-    """The flow key with source and destination swapped (same QP field and tap)."""
-    s, d, q = _split(key)
-    return _tap_bits(key) | (d << _SHIFT_SRC) | (s << _SHIFT_DST) | q
-
-
 def _find(keys: np.ndarray, key: int) -> int:
     j = int(np.searchsorted(keys, key))
     return j if j < len(keys) and keys[j] == key else -1
-
-
-def _message_psns(psn: np.ndarray, last: np.ndarray, reads: np.ndarray, dmalen: np.ndarray,
-                  req_rows: np.ndarray, base: int) -> np.ndarray:
-    """PSNs (relative to `base`) of the message-ending requests, each message once. A
-    READ resent part-way asks for the rest from a later PSN (IBA 9.7.4.1.5): it is
-    a resend (below a PSN sent before it), and its DMA length plus its PSN times the
-    path's PMTU equals an earlier READ's: no new message."""
-    rel_all = (psn[req_rows].astype(np.int64) - base) % (1 << 24)
-    is_end = last[req_rows]
-    rel = rel_all[is_end]
-    below = np.zeros(len(rel_all), dtype=np.bool_)
-    below[1:] = rel_all[1:] < np.maximum.accumulate(rel_all)[:-1]
-    cand = np.flatnonzero((reads[req_rows] & (dmalen[req_rows] > 0))[is_end])
-    if len(cand) > 1:
-        ln = dmalen[req_rows][is_end][cand]
-        again = np.zeros(len(cand), dtype=np.bool_)
-        for pmtu in _PMTUS:
-            _, first = np.unique(ln + rel[cand] * pmtu, return_index=True)
-            seen = np.ones(len(cand), dtype=np.bool_)
-            seen[first] = False
-            again |= seen
-        rel = np.delete(rel, cand[again & below[is_end][cand]])
-    return np.unique(rel)
-
-
-def _msn_fit(psn: np.ndarray, msn: np.ndarray, last: np.ndarray, reads: np.ndarray,
-             dmalen: np.ndarray, resp_rows: np.ndarray, req_rows: np.ndarray) -> int:
-    """How many responses carry an MSN that fits these requests: the responder's MSN
-    counts the messages completed (IBA 9.7.5.1.1), so MSN minus the number of distinct
-    message-ending request PSNs up to the response's PSN is one constant."""
-    rows = resp_rows[msn[resp_rows] >= 0]
-    if not len(rows) or not len(req_rows) or not last[req_rows].any():
-        return 0
-    base = int(psn[req_rows[0]])
-    rel_ends = _message_psns(psn, last, reads, dmalen, req_rows, base)
-    rel = (psn[rows].astype(np.int64) - base) % (1 << 24)
-    # Only responses inside these requests' PSN span can be theirs: another
-    # connection's responses elsewhere in PSN space would all see one count of
-    # message ends, and a run of equal MSNs would fit any constant.
-    span = int(((psn[req_rows].astype(np.int64) - base) % (1 << 24)).max()) + _ACK_WINDOW
-    inside = rel <= span
-    rows, rel = rows[inside], rel[inside]
-    if not len(rows):
-        return 0
-    k = np.searchsorted(rel_ends, rel, "right")
-    _, counts = np.unique(msn[rows].astype(np.int64) - k, return_counts=True)
-    return int(counts.max())
 
 
 class _RowsOf(dict):
@@ -215,69 +169,32 @@ def _head(req_rows: np.ndarray, resp_rows: np.ndarray) -> int:
     return int(np.partition(both, _HEAD_ROWS - 1)[_HEAD_ROWS - 1]) + 1
 
 
-def _read_spans(reads: np.ndarray, dmalen: np.ndarray) -> np.ndarray:
-    """PSNs each of these rows takes: a READ request as many as its responses at the
-    smallest PMTU (256), any other row one (IBA 9.7.4.1.5)."""
-    spans = np.ones(len(reads), dtype=np.int64)
-    read = reads & (dmalen > 0)
-    spans[read] = (dmalen[read].astype(np.int64) + _MIN_PMTU - 1) // _MIN_PMTU
-    return spans
-
-
-def _before(rows: np.ndarray, sample: np.ndarray) -> np.ndarray:
-    """The rows up to the last sampled response: what those responses can answer."""
-    return rows[:np.searchsorted(rows, sample[-1])] if len(sample) else rows[:0]
-
-
-def _same_sport(sport: np.ndarray | None, req_rows: np.ndarray, resp_rows: np.ndarray) -> bool:
-    """Both flows carry one RoCEv2 UDP source port: Linux derives it from the flow
-    label, and with none set from `rdma_calc_flow_label(lqpn, rqpn)`, which is the
-    same for both ends of a QP pair. (Other stacks hash one QPN: then no flows match.)"""
-    if sport is None or not len(req_rows) or not len(resp_rows):
-        return False
-    p = int(sport[req_rows[0]])
-    return p > 0 and p == int(sport[resp_rows[0]])
-
-
-def _assign(fit: np.ndarray, near: np.ndarray) -> list[tuple[int, int]]:
-    """Request flow (row) to response flow (column), each at most once, maximising the
-    fits' sum, then the closeness's: one response flow per request flow, so a flow that
-    fits two is given to the one the others leave. Pairs with no evidence stay apart."""
-    have = (fit > 0) | (near > 0)
+def _assign(levels: list[np.ndarray], near: np.ndarray) -> list[tuple[int, int]]:
+    """Rows to columns (a QP of one endpoint to a QP of the other), each at most once,
+    maximising the sums of the evidence `levels` in order (each non-negative), then
+    the closeness's: one peer per QP, so a QP that fits two is given to the one the
+    others leave. Pairs with no evidence stay apart."""
+    have = near > 0
+    for lv in levels:
+        have |= lv > 0
     if not have.any():
         return []
-    # Lexicographic by one float cost: the closeness scaled below one fit step (fits
-    # stay below 2**14: the float keeps the closeness to a response's worth).
-    top = float(max(int(near.max()), 1)) * (min(fit.shape) + 1)
-    score = fit.astype(np.float64) + near.astype(np.float64) / top
-    rows, cols = linear_sum_assignment(score, maximize=True)
+    # Lexicographic by one float: each level scaled above the most the next can sum
+    # to over one assignment, the closeness as a fraction below one step of the last
+    # (exact while the levels' product stays far below 2**53: a few dozen flows).
+    n = min(near.shape)
+    score = np.zeros(near.shape, dtype=np.float64)
+    for lv in levels:
+        score = score * (float(lv.max()) * n + 1) + lv
+    top = float(max(int(near.max()), 1)) * (n + 1)
+    rows, cols = linear_sum_assignment(score + near / top, maximize=True)
     return [(int(a), int(b)) for a, b in zip(rows, cols, strict=True) if have[a, b]]
-
-
-def _answered(psn: np.ndarray, resp_rows: np.ndarray, req_rows: np.ndarray,
-              reads: np.ndarray, dmalen: np.ndarray) -> int:
-    """How many of these responses could answer these requests: a response's PSN is at
-    or a little before (within _ACK_WINDOW) the last PSN the last request sent before
-    it takes (`_read_spans`: a READ's PSNs at the smallest PMTU).
-    Streams that start at the same PSN differ in when they send what."""
-    if not len(req_rows) or not len(resp_rows):
-        return 0
-    last = np.searchsorted(req_rows, resp_rows) - 1
-    ok = last >= 0
-    prev = req_rows[last[ok]]
-    spans = _read_spans(reads[prev], dmalen[prev])
-    d = (psn[resp_rows[ok]].astype(np.int64) - psn[prev] - spans + 1 + (1 << 23)) \
-        % (1 << 24) - (1 << 23)
-    ok = (d <= 0) & (d > -_ACK_WINDOW)
-    # Count the responses that fit; among equal counts, the closer tracking wins.
-    return int(ok.sum()) * _ACK_WINDOW * _PSN_SAMPLE - int(-d[ok].sum())
 
 
 def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> Streams:
     op = cols["infiniband.bth.opcode"]
     cls = opclasses(op) if cls is None else cls
     keys = _flow_keys(cols["ibwire.src"], cols["ibwire.dst"], cols["infiniband.bth.destqp"])
-    psn = cols["infiniband.bth.psn"]
     is_req, is_resp = (cls & C_REQUEST) != 0, (cls & C_RESPONSE) != 0
     taps = _taps(cols, keys, is_req | is_resp)
     if taps is not None:
@@ -287,59 +204,43 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
     cm = cm_pairs(cols)
     partner: dict[int, int] = {}              # request flow -> response flow
     taken: set[int] = set()
-    by_pair: dict[tuple[int, int, int], list[int]] = {}
-    for j, k in enumerate(resp_keys.tolist()):
-        s, d, _ = _split(k)
-        by_pair.setdefault((d, s, _tap_bits(k)), []).append(j)
-    reqs_by_pair: dict[tuple[int, int, int], list[int]] = {}
     for i, k in enumerate(req_keys.tolist()):
         s, d, qb = _split(k)
-        reqs_by_pair.setdefault((s, d, _tap_bits(k)), []).append(i)
         peer = cm.get((d, qb))
         if peer is not None and peer[0] == s:
             want = _tap_bits(k) | (int(d) << _SHIFT_SRC) | (int(s) << _SHIFT_DST) | peer[1]
-            j = int(np.searchsorted(resp_keys, want))
-            if j < len(resp_keys) and resp_keys[j] == want and j not in taken:
+            j = _find(resp_keys, want)
+            if j >= 0 and j not in taken:
                 partner[i], _ = j, taken.add(j)
+    # Free flows by ordered endpoint pair (X, Y): requests X->Y by DestQP (a QP of Y),
+    # responses Y->X by DestQP (a QP of X).
+    reqs: dict[tuple[int, int, int], dict[int, int]] = {}
+    resps: dict[tuple[int, int, int], dict[int, int]] = {}
+    for i, k in enumerate(req_keys.tolist()):
+        if i not in partner:
+            s, d, q = _split(k)
+            reqs.setdefault((s, d, _tap_bits(k)), {})[q] = i
+    for j, k in enumerate(resp_keys.tolist()):
+        if j not in taken:
+            s, d, q = _split(k)
+            resps.setdefault((d, s, _tap_bits(k)), {})[q] = j
     req_rows, resp_rows = np.flatnonzero(is_req), np.flatnonzero(is_resp)
-    msn, last = cols["infiniband.aeth.msn"], (cls & C_LAST) != 0
-    reads = (cls & C_READ_REQ) != 0
-    dmalen = cols.get("infiniband.reth.dmalen")
-    if dmalen is None:
-        dmalen = np.full(len(cls), -1, dtype=np.int64)
-    sport = cols.get("udp.srcport")
     # Matching looks at the start of the capture only (bounded work on big files).
     head = _head(req_rows, resp_rows)
     nq, npr = np.searchsorted(req_rows, head), np.searchsorted(resp_rows, head)
-    req_of = _RowsOf(req_rows[:nq], req_rank[req_ids[req_rows[:nq]]])
-    resp_of = _RowsOf(resp_rows[:npr], resp_rank[resp_ids[resp_rows[:npr]]], _PSN_SAMPLE)
-    for pair, reqs in reqs_by_pair.items():
-        free_r = [i for i in reqs if i not in partner]
-        free_p = [j for j in by_pair.get(pair, []) if j not in taken]
-        if len(free_r) == 1 and len(free_p) == 1:
-            partner[free_r[0]] = free_p[0]
-            taken.add(free_p[0])
+    answers = ((cls & (C_ACK | C_ATOMIC_ACK)) != 0) | \
+        (((cls & C_READ_RESP) != 0) & ((cls & C_FIRST) != 0))
+    ev = Evidence(cols, (cls & C_LAST) != 0, (cls & C_READ_REQ) != 0, answers,
+                  _RowsOf(req_rows[:nq], req_rank[req_ids[req_rows[:nq]]]),
+                  _RowsOf(resp_rows[:npr], resp_rank[resp_ids[resp_rows[:npr]]], PSN_SAMPLE))
+    done: set[tuple[int, int, int]] = set()
+    for x, y, tap in sorted(reqs):
+        if (y, x, tap) in done:
             continue
-        fit = np.zeros((len(free_r), len(free_p)), dtype=np.int64)
-        near = np.zeros((len(free_r), len(free_p)), dtype=np.int64)
-        for b, j in enumerate(free_p):
-            rrows = resp_of[j]
-            for a, i in enumerate(free_r):
-                rq = _before(req_of[i], rrows)
-                near[a, b] = _answered(psn, rrows, rq, reads, dmalen)
-                # Both sides requesters: the reverse pair (requests to qA, responses
-                # to qB) belongs to the same QP pair and must fit as well.
-                ri = _find(req_keys, _reverse(int(resp_keys[j])))
-                rj = _find(resp_keys, _reverse(int(req_keys[i])))
-                if ri >= 0 and rj >= 0:
-                    rr2 = resp_of[rj]
-                    near[a, b] += _answered(psn, rr2, _before(req_of[ri], rr2), reads,
-                                            dmalen)
-                fit[a, b] = _msn_fit(psn, msn, last, reads, dmalen, rrows, rq) + \
-                    _same_sport(sport, req_of[i], rrows) * (1 << 13)
-        for a, b in _assign(fit, near):
-            partner[free_r[a]] = free_p[b]
-            taken.add(free_p[b])
+        done.add((x, y, tap))
+        fwd = (reqs[(x, y, tap)], resps.get((x, y, tap), {}))
+        rev = (reqs.get((y, x, tap), {}), resps.get((y, x, tap), {}))
+        partner.update(_qp_pairs(fwd, rev, ev))
     st = Streams(hc=np.empty(len(op), dtype=np.int32))     # (filled by `streams_of`)
     req_hc = np.empty(len(req_keys), dtype=np.int32)
     resp_hc = np.full(len(resp_keys), -1, dtype=np.int32)
@@ -360,6 +261,53 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
     prepass.streams_of(req_ids, resp_ids, req_hc[req_rank], resp_hc[resp_rank], st.hc)
     _connections(st)
     return st
+
+
+def _qp_pairs(fwd: tuple[dict[int, int], dict[int, int]],
+              rev: tuple[dict[int, int], dict[int, int]], ev: Evidence) -> dict[int, int]:
+    """Request flow -> response flow between endpoints X and Y. An RC QP is
+    connected to one remote QP and exchanges messages with it alone, so the two
+    halves of a QP pair, X's requests with Y's responses and Y's requests with X's
+    responses, are decided together, on the sum of their evidence. `fwd`: the X->Y
+    request flows by DestQP (a QP of Y), the Y->X response flows by DestQP (a QP of
+    X); `rev`: the Y->X request flows (by X's QP) and the X->Y response flows (by
+    Y's QP)."""
+    (f_req, f_resp), (r_req, r_resp) = fwd, rev
+    out: dict[int, int] = {}
+    taken: set[int] = set()
+    used_x: set[int] = set()
+    used_y: set[int] = set()
+
+    def join(qx: int, qy: int) -> None:
+        for i, j in ((f_req.get(qy), f_resp.get(qx)), (r_req.get(qx), r_resp.get(qy))):
+            if i is not None and j is not None and i not in out and j not in taken:
+                out[i] = j
+                taken.add(j)
+        used_x.add(qx)
+        used_y.add(qy)
+
+    # A direction with one request flow and one response flow pairs them directly.
+    direct = []
+    if len(f_req) == 1 and len(f_resp) == 1:
+        direct.append((next(iter(f_resp)), next(iter(f_req))))
+    if len(r_req) == 1 and len(r_resp) == 1:
+        direct.append((next(iter(r_req)), next(iter(r_resp))))
+    for qx, qy in direct:
+        join(qx, qy)
+    ys = sorted((set(f_req) | set(r_resp)) - used_y)
+    xs = sorted((set(f_resp) | set(r_req)) - used_x)
+    levels = np.zeros((3, len(ys), len(xs)), dtype=np.int64)
+    near = np.zeros((len(ys), len(xs)), dtype=np.int64)
+    for a, qy in enumerate(ys):
+        for b, qx in enumerate(xs):
+            for i, j in ((f_req.get(qy), f_resp.get(qx)), (r_req.get(qx), r_resp.get(qy))):
+                if i is not None and j is not None:
+                    lv, n = ev.half(i, j)
+                    levels[:, a, b] += lv
+                    near[a, b] += n
+    for a, b in _assign(list(levels), near):
+        join(xs[b], ys[a])
+    return out
 
 
 def _tap_of(taps: tuple[np.ndarray, np.ndarray] | None, key: int) -> int:
