@@ -284,3 +284,22 @@ def test_any_connected_mode_payload_decodes_and_round_trips(tail, cut, opcode, e
     from ibwire.cli.columns import info_column
     stack = protocol_stack(pkt)
     assert stack[0] == "infiniband" and info_column(pkt, stack)[0]
+
+
+def test_connected_mode_sends_pair_with_their_acks():
+    """IPoIB connected mode carries IP over RC. On a native link the inner IP header
+    is payload: naming endpoints by it put lid 2's SEND (frame 20, 10.0.0.2 ->
+    10.0.0.1) apart from lid 1's ACK of it (frame 21, no payload, lid 1 -> lid 2),
+    so the ACK went to a UD flow of lid 2. Both halves of QP 0x49 <-> 0x51 are now
+    one connection, each with its requests and its responses, by LID."""
+    from ibwire.analysis.rc import analyze
+    from ibwire.analysis.rc_input import ENDPOINTS, rc_columns
+    cols = rc_columns(CAPTURE)
+    res = analyze(cols)
+    st, names = res.streams, cols[ENDPOINTS]
+    by_qp = {(names[st.req_src[h]], st.req_qp[h], st.resp_qp[h]): h for h in range(len(st))}
+    a, b = by_qp[("lid 1", 0x49, 0x51)], by_qp[("lid 2", 0x51, 0x49)]
+    assert st.connection[a] == st.connection[b]
+    frames = cols["frame.number"]
+    assert set(frames[st.hc == b].tolist()) == {20, 21}
+    assert not any(n.startswith("10.") for n in names[cols["ibwire.src"]])

@@ -45,9 +45,12 @@ def _endpoint_keys(ch: bi.Chunk) -> np.ndarray:
     """(2n x 18) keys: row 2i the source of frame i, row 2i + 1 its destination."""
     n = len(ch)
     keys = np.zeros((n, 2, 18), np.uint8)
+    native = bi.present(ch, _LIDS[0])      # (an IP header there is payload: IPoIB)
     done = np.zeros(n, bool)
     for src, dst, width in _ADDRESSES:
         use = bi.present(ch, src) & ~done
+        if src.startswith(("ip.", "ipv6.")):
+            use &= ~native
         done |= use
         for side, name in enumerate((src, dst)):
             ok = use & bi.present(ch, name) if side else use

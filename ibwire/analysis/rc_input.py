@@ -6,7 +6,8 @@ per packet only the MAD rows (for the CM REQ/REP fields, which are MAD payload).
 `rc_columns_per_packet` is its reference twin over `decode` (tests: identical).
 
 Absent values are -1. Endpoints (`ibwire.src` / `ibwire.dst`) are small integers
-indexing `ENDPOINTS`, a list of labels (IP address, else GID, else LID).
+indexing `ENDPOINTS`, a list of labels (IP address, else GID, else LID; the IP
+header only where it carries the BTH, `endpoints_of`).
 """
 
 from __future__ import annotations
@@ -56,9 +57,15 @@ def _address(value: Any) -> str:
 
 
 def endpoints_of(pkt: Packet) -> tuple[str, str]:
-    """(source, destination) labels: IP addresses, else GIDs, else LIDs."""
+    """(source, destination) labels: IP addresses, else GIDs, else LIDs. An IP
+    header names the endpoints only where it carries the BTH (RoCEv2: no LRH); on
+    a native IB link it is payload (IPoIB, also over RC in connected mode), and
+    naming by it split a connection's SENDs from their ACKs."""
+    native = pkt.get("infiniband.lrh.slid") is not None
     for src, dst in (("ip.src", "ip.dst"), ("ipv6.src", "ipv6.dst"),
                      ("infiniband.grh.sgid", "infiniband.grh.dgid")):
+        if native and not src.startswith("infiniband"):
+            continue
         s = pkt.get(src)
         if s is not None:
             return _address(s), _address(pkt.get(dst))

@@ -42,6 +42,7 @@ from ibwire.analysis.rc_rules import (
     C_LAST,
     C_READ_REQ,
     C_READ_RESP,
+    C_RELIABLE,
     C_REQUEST,
     C_RESPONSE,
     OPCLASS,
@@ -213,11 +214,14 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
             if j >= 0 and j not in taken:
                 partner[i], _ = j, taken.add(j)
     # Free flows by ordered endpoint pair (X, Y): requests X->Y by DestQP (a QP of Y),
-    # responses Y->X by DestQP (a QP of X).
+    # responses Y->X by DestQP (a QP of X). Only RC and XRC requests are answered:
+    # a UD or UC flow never pairs with responses.
+    reliable = np.zeros(len(req_keys), dtype=np.bool_)
+    reliable[req_rank[req_ids[is_req & ((cls & C_RELIABLE) != 0)]]] = True
     reqs: dict[tuple[int, int, int], dict[int, int]] = {}
     resps: dict[tuple[int, int, int], dict[int, int]] = {}
     for i, k in enumerate(req_keys.tolist()):
-        if i not in partner:
+        if i not in partner and reliable[i]:
             s, d, q = _split(k)
             reqs.setdefault((s, d, _tap_bits(k)), {})[q] = i
     for j, k in enumerate(resp_keys.tolist()):
