@@ -188,24 +188,23 @@ def test_the_steady_delay_pairs_both_ways_where_msns_tie(tmp_path):
     assert check_exact(truth, res, diff) == []
 
 
-_DRAW_2_91 = {
+# Extended draws of master 2 (tools/rc_sweep.py params --extended 2 N): two
+# connections between two hosts, both requesting, every QP from one PSN, no CM.
+_BOTH_WAYS = {
     "ops": {"write_imm": 1, "send_imm": 1, "send": 1},
-    "sizes": (0, 64, 200, 256, 700, 1024, 1500), "loss": 0.05, "loss_before_tap": 0.0,
-    "rnr": 0.0, "corrupt": 0.0, "encap": "roce2", "connections": 2, "ack_every": 4,
-    "credits": "count", "pmtu": 1024, "tx_depth": 8, "rnr_timer": 1, "cm": False,
-    "reorder": 0.0, "duplicate": 0.0, "bidirectional": True, "psn_start": 16777208,
-    "capture_loss": 0.0, "reorder_delay_ns": 3000, "rate_gbps": 100.0,
-    "loss_dir": "both", "ack_delay_ns": 300, "resp_delay_ns": 3000, "max_rd_atomic": 4,
-    "timeout": 14, "ackreq_every": 4, "prop_ns": 200, "udp_sport": "qp", "rq_depth": 4,
-    "max_unacked": 128, "fmt": "pcapng", "messages": 20, "pfc": True,
-    "drain_gbps": 8.0}
-_DRAW_2_76 = {
-    "ops": {"write_imm": 1, "send_imm": 1, "send": 1},
-    "sizes": (0, 64, 200, 256, 700, 1024, 1500), "loss": 0.02, "loss_before_tap": 0.3,
-    "rnr": 0.04, "corrupt": 0.0, "encap": "ib-grh", "connections": 2, "ack_every": 4,
-    "credits": "unlimited", "pmtu": 4096, "tx_depth": 8, "rnr_timer": 1, "cm": False,
-    "reorder": 0.0, "duplicate": 0.0, "bidirectional": True, "psn_start": 16777208,
-    "capture_loss": 0.0, "reorder_delay_ns": 300, "rate_gbps": None, "loss_dir": "b2a",
-    "ack_delay_ns": 2000, "resp_delay_ns": 400, "max_rd_atomic": 16, "timeout": 8,
-    "ackreq_every": 64, "prop_ns": 5000, "udp_sport": "flow", "rq_depth": 4,
-    "max_unacked": 128, "fmt": "erf", "messages": 40, "pfc": False}
+    "sizes": (0, 64, 200, 256, 700, 1024, 1500), "connections": 2, "ack_every": 4,
+    "tx_depth": 8, "rnr_timer": 1, "cm": False, "reorder": 0.0, "duplicate": 0.0,
+    "bidirectional": True, "psn_start": 16777208, "capture_loss": 0.0, "rq_depth": 4,
+    "max_unacked": 128, "corrupt": 0.0}
+_DRAW_2_91 = _BOTH_WAYS | {
+    "loss": 0.05, "loss_before_tap": 0.0, "rnr": 0.0, "encap": "roce2", "credits": "count",
+    "pmtu": 1024, "reorder_delay_ns": 3000, "rate_gbps": 100.0, "loss_dir": "both",
+    "ack_delay_ns": 300, "resp_delay_ns": 3000, "max_rd_atomic": 4, "timeout": 14,
+    "ackreq_every": 4, "prop_ns": 200, "udp_sport": "qp", "fmt": "pcapng", "messages": 20,
+    "pfc": True, "drain_gbps": 8.0}
+_DRAW_2_76 = _BOTH_WAYS | {
+    "loss": 0.02, "loss_before_tap": 0.3, "rnr": 0.04, "encap": "ib-grh",
+    "credits": "unlimited", "pmtu": 4096, "reorder_delay_ns": 300, "rate_gbps": None,
+    "loss_dir": "b2a", "ack_delay_ns": 2000, "resp_delay_ns": 400, "max_rd_atomic": 16,
+    "timeout": 8, "ackreq_every": 64, "prop_ns": 5000, "udp_sport": "flow", "fmt": "erf",
+    "messages": 40, "pfc": False}
