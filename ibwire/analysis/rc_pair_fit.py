@@ -140,9 +140,10 @@ class Evidence:
         is. A responder answers one round trip from the tap plus its turnaround after
         the request passed the tap, about the same each time while nothing is queued
         before the answer; another connection's requests, sent alike, drift against
-        it. 0 unless most responses carry a PSN the flow sent before them and the
-        delays' median absolute deviation is below an eighth of their median; else
-        how many times it halves below that eighth (up to _STEADY_MAX; 0 ns: all).
+        it. 0 unless at least half the responses carry a PSN the flow sent before
+        them and the delays' median absolute deviation is below an eighth of their
+        median; else how many times it halves below that eighth (up to
+        _STEADY_MAX; 0 ns: all).
         Only responses that carry a request's PSN count (`answers`: ACKs, atomic
         ACKs, a READ's first response)."""
         rrows = self.resp_of[j]
