@@ -12,6 +12,7 @@ from rc_helpers import check_exact, compare, generate
 from ibwire.analysis import rc_pair as P
 from ibwire.analysis import rc_pair_fit as F
 from ibwire.analysis.rc_input import rc_columns
+from ibwire.analysis.rc_rules import C_ACK, C_REQUEST, C_RESPONSE
 from ibwire.gen.fabric import udp_source_port
 
 
@@ -83,8 +84,8 @@ def _evidence(req_times, req_psns, resp_times, resp_psns):
     cols = {"infiniband.bth.psn": np.array(list(req_psns) + list(resp_psns))[order],
             "infiniband.aeth.msn": np.full(len(t), -1), "frame.time_ns": t[order]}
     rows = np.arange(len(t))
-    return F.Evidence(cols, np.zeros(len(t), bool), np.zeros(len(t), bool),
-                      ~is_req, {0: rows[is_req]}, {0: rows[~is_req]})
+    cls = np.where(is_req, C_REQUEST, C_RESPONSE | C_ACK)
+    return F.Evidence(cols, cls, {0: rows[is_req]}, {0: rows[~is_req]})
 
 
 def test_a_steady_delay_scores_above_a_drifting_one():

@@ -35,18 +35,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ibwire.analysis.rc_pair_fit import PSN_SAMPLE, Evidence
-from ibwire.analysis.rc_rules import (
-    C_ACK,
-    C_ATOMIC_ACK,
-    C_FIRST,
-    C_LAST,
-    C_READ_REQ,
-    C_READ_RESP,
-    C_RELIABLE,
-    C_REQUEST,
-    C_RESPONSE,
-    OPCLASS,
-)
+from ibwire.analysis.rc_rules import C_RELIABLE, C_REQUEST, C_RESPONSE, OPCLASS
 from ibwire.engines import rc_prepass as prepass
 from ibwire.engines.rc_prepass import flow_numbers
 
@@ -213,30 +202,27 @@ def pair_streams(cols: dict[str, np.ndarray], cls: np.ndarray | None = None) -> 
             j = _find(resp_keys, want)
             if j >= 0 and j not in taken:
                 partner[i], _ = j, taken.add(j)
+    req_rows, resp_rows = np.flatnonzero(is_req), np.flatnonzero(is_resp)
+    # Matching looks at the start of the capture only (bounded work on big files).
+    head = _head(req_rows, resp_rows)
+    nq, npr = np.searchsorted(req_rows, head), np.searchsorted(resp_rows, head)
+    req_of = _RowsOf(req_rows[:nq], req_rank[req_ids[req_rows[:nq]]])
+    resp_of = _RowsOf(resp_rows[:npr], resp_rank[resp_ids[resp_rows[:npr]]], PSN_SAMPLE)
     # Free flows by ordered endpoint pair (X, Y): requests X->Y by DestQP (a QP of Y),
     # responses Y->X by DestQP (a QP of X). Only RC and XRC requests are answered:
-    # a UD or UC flow never pairs with responses.
-    reliable = np.zeros(len(req_keys), dtype=np.bool_)
-    reliable[req_rank[req_ids[is_req & ((cls & C_RELIABLE) != 0)]]] = True
+    # a UD or UC flow (by its first request seen) never pairs with responses.
     reqs: dict[tuple[int, int, int], dict[int, int]] = {}
     resps: dict[tuple[int, int, int], dict[int, int]] = {}
     for i, k in enumerate(req_keys.tolist()):
-        if i not in partner and reliable[i]:
+        first = req_of[i][:1]
+        if i not in partner and not (len(first) and cls[first[0]] & C_RELIABLE == 0):
             s, d, q = _split(k)
             reqs.setdefault((s, d, _tap_bits(k)), {})[q] = i
     for j, k in enumerate(resp_keys.tolist()):
         if j not in taken:
             s, d, q = _split(k)
             resps.setdefault((d, s, _tap_bits(k)), {})[q] = j
-    req_rows, resp_rows = np.flatnonzero(is_req), np.flatnonzero(is_resp)
-    # Matching looks at the start of the capture only (bounded work on big files).
-    head = _head(req_rows, resp_rows)
-    nq, npr = np.searchsorted(req_rows, head), np.searchsorted(resp_rows, head)
-    answers = ((cls & (C_ACK | C_ATOMIC_ACK)) != 0) | \
-        (((cls & C_READ_RESP) != 0) & ((cls & C_FIRST) != 0))
-    ev = Evidence(cols, (cls & C_LAST) != 0, (cls & C_READ_REQ) != 0, answers,
-                  _RowsOf(req_rows[:nq], req_rank[req_ids[req_rows[:nq]]]),
-                  _RowsOf(resp_rows[:npr], resp_rank[resp_ids[resp_rows[:npr]]], PSN_SAMPLE))
+    ev = Evidence(cols, cls, req_of, resp_of)
     done: set[tuple[int, int, int]] = set()
     for x, y, tap in sorted(reqs):
         if (y, x, tap) in done:

@@ -3,7 +3,11 @@ several connections share two endpoints (docs/rc-analysis.md, "Streams and pairi
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import numpy as np
+
+from ibwire.analysis.rc_rules import C_ACK, C_ATOMIC_ACK, C_FIRST, C_LAST, C_READ_REQ, C_READ_RESP
 
 PSN_SAMPLE = 4096              # responses of a flow that matching looks at
 ACK_WINDOW = 1 << 12
@@ -11,9 +15,10 @@ _MIN_PMTU = 256
 _ROW_BITS = 38                 # rows below 2**38 (with a 24-bit PSN above them)
 _STEADY_MAX = 16
 _PMTUS = (256, 512, 1024, 2048, 4096)
+Mask: TypeAlias = "np.ndarray | _LazyMask"   # a boolean per row, indexed by rows
 
 
-def message_psns(psn: np.ndarray, last: np.ndarray, reads: np.ndarray, dmalen: np.ndarray,
+def message_psns(psn: np.ndarray, last: Mask, reads: Mask, dmalen: np.ndarray,
                  req_rows: np.ndarray, base: int) -> np.ndarray:
     """PSNs (relative to `base`) of the message-ending requests, each message once. A
     READ resent part-way asks for the rest from a later PSN (IBA 9.7.4.1.5): it is
@@ -37,7 +42,7 @@ def message_psns(psn: np.ndarray, last: np.ndarray, reads: np.ndarray, dmalen: n
     return np.unique(rel)
 
 
-def msn_fit(psn: np.ndarray, msn: np.ndarray, last: np.ndarray, reads: np.ndarray,
+def msn_fit(psn: np.ndarray, msn: np.ndarray, last: Mask, reads: Mask,
             dmalen: np.ndarray, resp_rows: np.ndarray, req_rows: np.ndarray) -> int:
     """How many responses carry an MSN that fits these requests: the responder's MSN
     counts the messages completed (IBA 9.7.5.1.1), so MSN minus the number of distinct
@@ -88,7 +93,7 @@ def same_sport(sport: np.ndarray | None, req_rows: np.ndarray, resp_rows: np.nda
 
 
 def answered(psn: np.ndarray, resp_rows: np.ndarray, req_rows: np.ndarray,
-             reads: np.ndarray, dmalen: np.ndarray) -> tuple[int, int]:
+             reads: Mask, dmalen: np.ndarray) -> tuple[int, int]:
     """How many of these responses could answer these requests: a response's PSN is at
     or a little before (within ACK_WINDOW) the last PSN the last request sent before
     it takes (`read_spans`: a READ's PSNs at the smallest PMTU). Streams that start
@@ -106,19 +111,31 @@ def answered(psn: np.ndarray, resp_rows: np.ndarray, req_rows: np.ndarray,
     return int(ok.sum()), int(ok.sum()) * ACK_WINDOW - int(-d[ok].sum())
 
 
+class _LazyMask:
+    """`(cls & bit) != 0`, computed for the rows asked only."""
+
+    def __init__(self, cls: np.ndarray, bit: int) -> None:
+        self.cls, self.bit = cls, bit
+
+    def __getitem__(self, rows: np.ndarray) -> np.ndarray:
+        return (self.cls[rows] & self.bit) != 0
+
+
 class Evidence:
     """What ties one request flow to one response flow (rows from the start of the
     capture: `req_of[i]`, `resp_of[j]`), as levels weighed in order
     (docs/rc-analysis.md, "Streams and pairing")."""
 
-    def __init__(self, cols: dict[str, np.ndarray], last: np.ndarray, reads: np.ndarray,
-                 answers: np.ndarray, req_of: dict, resp_of: dict) -> None:
+    def __init__(self, cols: dict[str, np.ndarray], cls: np.ndarray, req_of: dict,
+                 resp_of: dict) -> None:
         self.psn, self.msn = cols["infiniband.bth.psn"], cols["infiniband.aeth.msn"]
-        self.last, self.reads, self.sport = last, reads, cols.get("udp.srcport")
-        self.answers = answers
+        self.cls, self.sport = cls, cols.get("udp.srcport")
+        # Masks for the rows asked only: the columns can hold tens of millions.
+        self.last = _LazyMask(cls, C_LAST)
+        self.reads = _LazyMask(cls, C_READ_REQ)
         self.time = cols.get("frame.time_ns")
         dmalen = cols.get("infiniband.reth.dmalen")
-        self.dmalen = np.full(len(last), -1, dtype=np.int64) if dmalen is None else dmalen
+        self.dmalen = np.full(len(cls), -1, dtype=np.int64) if dmalen is None else dmalen
         self.req_of, self.resp_of = req_of, resp_of
         self._keys: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -147,7 +164,9 @@ class Evidence:
         Only responses that carry a request's PSN count (`answers`: ACKs, atomic
         ACKs, a READ's first response)."""
         rrows = self.resp_of[j]
-        rrows = rrows[self.answers[rrows]]
+        c = self.cls[rrows]
+        rrows = rrows[((c & (C_ACK | C_ATOMIC_ACK)) != 0)
+                      | (((c & C_READ_RESP) != 0) & ((c & C_FIRST) != 0))]
         if self.time is None or len(rrows) < 2:
             return 0
         keys, rows = self._sorted(i)
