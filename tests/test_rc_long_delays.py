@@ -99,3 +99,28 @@ def test_an_rnr_nak_held_30_us_past_an_ack_of_its_psn_is_stale(tmp_path):
     assert start_of(res, 333) == ("rnr", 303)
     assert [d for d in episode_diff(truth, res) if int(d.split()[1][:-1]) < 600] == []
 
+
+
+def test_a_lone_restart_at_the_captures_end_is_in_doubt(tmp_path):
+    """..529's original is held 30 us (41): the tap had only seen a NAK's resend of it
+    (17), and ACKs up to ..11 since. Nothing follows it but the responder's duplicate
+    ACK 0.6 us later, then the capture ends. A timeout's run would resend every PSN up
+    to ..11, back to back; whether it went on the tap cannot tell, so 41 may as well be
+    the original: flagged. Before, a run short of the front was doubted at the
+    capture's end only 8.192 us after its latest packet, so 41 stood as a timeout
+    restart."""
+    path, truth = generate(tmp_path, "rc_clean", 33484, **LONG | {
+        "ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (1, 2, 8),
+        "loss": 0.02, "loss_before_tap": 0.0, "rnr": 0.0, "corrupt": 0.0, "encap": "ib",
+        "connections": 1, "ack_every": 4, "credits": "count", "pmtu": 256, "tx_depth": 16,
+        "rnr_timer": 6, "cm": False, "reorder": 0.01, "duplicate": 0.01,
+        "psn_start": 0xFFFFF8, "capture_loss": 0.0, "rate_gbps": 200.0, "loss_dir": "a2b",
+        "ack_delay_ns": 300, "resp_delay_ns": 400, "max_rd_atomic": 1, "timeout": 8,
+        "ackreq_every": 4, "prop_ns": 200, "udp_sport": "qp", "rq_depth": None,
+        "max_unacked": 128, "fmt": "pcapng", "messages": 20})  # extended draw 165 of master 1
+    res, diff = compare(path, truth)
+    assert len(res.flags) == 42 and reordered(truth, 41)
+    assert {"retransmission", "go_back_n", "ambiguous"} <= flags_of(res, 41)
+    assert "retransmission" in flags_of(res, 17) and "ambiguous" not in flags_of(res, 17)
+    assert check_exact(truth, res, diff) == []
+    assert episode_diff(truth, res) == []

@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "17b62fb08a8a"
+RC_HELPERS_DIGEST = "658b5dac5474"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -365,8 +365,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                      min_rtt, rnr_row, rnr_first, rnr_req, rr_row, ack_row, ack_u, ep_row,
                      pos_acked, last_resp, seq_nak, trig, reason, pin, nak_nxt, i, h, c, u)
     # At the capture's end, no request since for as long as the shortest ACK timeout is
-    # a run not going on: after a resume that followed a late copy (`resume_decided`),
-    # or short of the front (`restart_left`).
+    # a run not going on after a resume that followed a late copy (`resume_decided`).
+    # A run short of the front is in doubt however soon the capture ends (`restart_left`):
+    # whether it went on the tap cannot tell, so its packets may as well be originals.
     for h in range(n_hc):
         if not sel[h]:
             continue
@@ -378,7 +379,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_active,
                            ep_last, ep_cur, ep_next, min_rtt, min_gap, run_gap, jmp, cz,
                            trig_kind, i, h, u, d)
-        if prev_req >= 0 and ts[i] - ts[prev_req] >= MIN_ACK_TIMEOUT_NS:
+        if prev_req >= 0:
             restart_left(hc, cls, upsn, first_tx, ts, flags, episode, high, ep_active, ep_next,
                          ep_row, i, h, u, d, prev_req)
 

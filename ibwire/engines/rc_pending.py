@@ -27,7 +27,7 @@ pending (each is decided at the next request of its half-connection, then droppe
   sooner than the requester could have sent the PSNs between, `rc_run_shape`).
 - A run that stopped short of the front (new data, or nothing for as long as the
   shortest ACK timeout), its packets copies of PSNs whose originals the tap never
-  saw: in doubt (`restart_left`; also at the capture's end).
+  saw: in doubt (`restart_left`; also at the capture's end, however soon).
 - Copies (a network copy, a timeout restart taken with doubt amid a run):
   `rc_pending_copies`.
 - A restart at a PSN that no cause proved yet: shown one (`known`) if this request
