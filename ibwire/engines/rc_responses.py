@@ -323,17 +323,16 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
     imp_cov = hp >= 0 and _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig,
                                         reason, pin, h, hp, 0)
     hole = hole or (hp >= 0 and not imp_cov)
-    if kind == SYN_RNR and nak_stale:
-        _mark(flags, counts, i, h, F_RNR, K_RNR)     # (counted; the requester drops it)
-    elif kind == SYN_RNR:
-        _mark(flags, counts, i, h, F_RNR, K_RNR)
-        _note_cause(cz, trig_kind, h, CZ_RNR, T_RNR, u, i)
-        trig_kind[h] |= T_RNR
-        if rnr_u[h] != u:
-            rnr_first[h] = i
-        rnr_u[h] = u
-        rnr_row[h] = i
-        rnr_doubt[h] = False
+    if kind == SYN_RNR:
+        _mark(flags, counts, i, h, F_RNR, K_RNR)    # (a stale one too: counted, then dropped)
+        if not nak_stale:
+            _note_cause(cz, trig_kind, h, CZ_RNR, T_RNR, u, i)
+            trig_kind[h] |= T_RNR
+            if rnr_u[h] != u:
+                rnr_first[h] = i
+            rnr_u[h] = u
+            rnr_row[h] = i
+            rnr_doubt[h] = False
     else:
         flags[i] |= F_NAK
         if code < 5:
