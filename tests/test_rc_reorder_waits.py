@@ -127,3 +127,23 @@ def test_an_rnr_nak_for_a_copy_in_flight_lost_then_the_first_ones_retry(tmp_path
     assert {"retransmission", "go_back_n", "rnr_retry"} <= flags_of(res, 134)
     assert start_of(res, 134) == ("rnr", 124)
     assert episode_diff(truth, res) == []
+
+
+def test_a_copy_right_after_a_first_copy_that_followed_the_run(tmp_path):
+    """NAK 140's run resends ..350 to ..353 (141-144), the front the tap knew. ..354
+    comes next (145), taken for new data, then again 45 ns later (146). 145 is ..354's
+    original, sent before the NAK reached the requester and held 3 us, and 146 the
+    run's resend of it; or 145 the requester's new data and 146 the network's copy:
+    the tap cannot tell the two apart. 146 is flagged (before: a network copy, sure);
+    145 is new data either way."""
+    draws = {"ops": {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
+             "sizes": (0, 64, 200, 256, 700, 1024, 1500), "loss": 0.02,
+             "loss_before_tap": 0.3, "rnr": 0.04, "corrupt": 0.02, "encap": "ib",
+             "connections": 3, "ack_every": 4, "credits": "unlimited", "pmtu": 4096,
+             "tx_depth": 8, "rnr_timer": 6, "cm": False, "reorder": 0.03, "duplicate": 0.0,
+             "messages": 20}     # wider draw 138 of master 335
+    truth, res = exact(tmp_path, 96048, name="rc_clean", **draws)
+    assert reordered(truth, 145)
+    assert start_of(res, 141) == ("nak_seq", 140)
+    assert "retransmission" not in flags_of(res, 145) and "ambiguous" not in flags_of(res, 145)
+    assert {"network_duplicate", "ambiguous"} <= flags_of(res, 146)

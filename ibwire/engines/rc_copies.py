@@ -328,9 +328,9 @@ def stale_original(hc, cls, paylen, first_tx, prev_tx, ts, flags, ref, counts, g
                     break
 
 
-def network_copy(first_tx, prev_tx, flags, ref, counts, acked, copy_row, copy_next, copy_cause,
-                 back2back, ep_active, ep_last, ep_cur, rgaps, i, h, c, u, consume, b2b, held,
-                 delays):
+def network_copy(hc, cls, first_tx, prev_tx, flags, ref, counts, acked, copy_row, copy_next,
+                 copy_cause, back2back, ep_active, ep_last, ep_cur, rgaps, i, h, c, u, consume, b2b,
+                 held, delays):
     """A network duplicate, held back for the next request to decide."""
     # The network duplicated it (unless the next request continues it).
     flags[i] |= F_COPY
@@ -362,7 +362,14 @@ def network_copy(first_tx, prev_tx, flags, ref, counts, acked, copy_row, copy_ne
     # (it may be the original, delayed): this one may be that resend, late.
     doubt_fill = flags[prev_tx[i]] & F_AMBIGUOUS != 0 and prev_tx[i] == first_tx[i] and \
         flags[prev_tx[i]] & F_RETX != 0
-    if held or (b2b and (flags[prev_tx[i]] & F_AMBIGUOUS or fill)) or late_pair or doubt_fill:
+    # Right after a first copy at the tap taken for new data, that one right after a
+    # resend (as a run going on past the front the tap knew sends it): that first copy
+    # may as well be the original, delayed past the restart, and this one the run's
+    # resend (new data either way, so that one stays unflagged).
+    ahead = b2b and prev_tx[i] == first_tx[i] and not flags[prev_tx[i]] & F_RETX and \
+        _after_resend(hc, cls, flags, h, prev_tx[i])
+    if held or (b2b and (flags[prev_tx[i]] & F_AMBIGUOUS or fill)) or late_pair or doubt_fill or \
+            ahead:
         # (Right after a copy taken for a resend with doubt: the two are
         # that resend and a late copy, in either order.)
         flags[i] |= F_AMBIGUOUS
