@@ -13,8 +13,8 @@ from ibwire.engines import rc_build as B
 from ibwire.engines import rc_kernel as K
 
 RULE_MODULES = {f"ibwire.engines.rc_{m}" for m in
-                ("requests", "pending", "pending_copies", "copies", "episodes", "responses",
-                 "response_row", "shared", "unseen", "run_shape")}
+                ("requests", "pending", "pending_copies", "copies", "late_copies", "episodes",
+                 "responses", "response_row", "shared", "unseen", "run_shape")}
 
 
 def test_helper_digest_is_current():

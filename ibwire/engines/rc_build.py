@@ -2,8 +2,9 @@
 
 `rc_kernel._pass` is the loop; the rules it applies to a row are plain Python
 functions in `rc_requests`, `rc_pending`, `rc_pending_copies`, `rc_copies`,
-`rc_episodes`, `rc_run_shape`, `rc_response_row` and `rc_responses`, each a block
-of the loop moved out verbatim (a `continue` turned into an `else`). A rule
+`rc_late_copies`, `rc_episodes`, `rc_run_shape`, `rc_response_row` and
+`rc_responses`, each a block of the loop moved out verbatim (a `continue` turned
+into an `else`). A rule
 function takes the arrays and values it uses under the loop's own names, in the
 call as in its definition (`late_decided(upsn, ..., h, u, d, n_ep)`); it changes
 the arrays in place and returns what the loop needs back (`return n_ep`), as the

@@ -340,7 +340,7 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
         if ep_amb[h] and b2b and q == first_tx[i] and flags[q] & F_RETX:
             # Right after the first copy at the tap, taken for the resend that filled
             # its hole: that copy may as well be the original, delayed, and this one
-            # the resend (as for a network copy there, `rc_copies.network_copy`).
+            # the resend (as for a network copy there, `rc_late_copies.network_copy`).
             flags[q] |= F_AMBIGUOUS
     elif ep_amb[h] and (delays[h] or back2back[h]):
         flags[i] |= F_AMBIGUOUS     # continues a run that may not be one

@@ -21,7 +21,8 @@ a row. The rules are functions, blocks of the loop moved out verbatim and called
 with the loop's names: `rc_requests` (UC requests, the end of an RNR wait, new
 PSNs), `rc_pending` and `rc_pending_copies` (what a request decides about a row
 the previous one left pending), `rc_copies` (a request below the highest PSN:
-held copies, late copies and originals, network duplicates), `rc_episodes`
+what it may be, late resends of a run's skip; `rc_late_copies`: stale, held and
+late originals, network duplicates), `rc_episodes`
 (resends and their go-back-N episodes; `rc_unseen`: what a restart shows the tap
 did not see; `rc_run_shape`: a run's jump, and what a run's shape allows),
 `rc_response_row` (a response row: network copies of a NAK, stale
@@ -56,9 +57,9 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_build import inline_rules, py_twin
 from ibwire.engines.rc_shared import AMB_PIN, CRC_BAD, CZ_RNR, T_RNR, _mark, _read_fills
-from ibwire.engines.rc_copies import (
-    classify, held_original, late_original, late_resend, network_copy, skipped_resend,
-    stale_original,
+from ibwire.engines.rc_copies import classify, late_resend, skipped_resend
+from ibwire.engines.rc_late_copies import (
+    held_original, late_original, network_copy, stale_original,
 )
 from ibwire.engines.rc_episodes import episode_start, resent, run_step
 from ibwire.engines.rc_pending import (
@@ -74,7 +75,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "f28868476dcb"
+RC_HELPERS_DIGEST = "b57f1281446c"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
