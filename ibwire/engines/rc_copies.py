@@ -8,6 +8,9 @@ or delayed) original, or the late resend of a run that skipped it:
   round trip or than any ACK timeout, so no cause can have acted) or unsure (a
   READ or atomic whose response may have been lost after the tap), stale (below
   a PSN the requester already restarted at), held (past a pending cause's PSN).
+- `resent`: a resend, flagged and counted (its episode: `rc_episodes`); an RNR NAK
+  it shows lost after the tap (a resend of the refused PSN before the timer) is
+  dropped.
 - `skipped_resend`: a copy no restart can have sent now, inside the PSNs an
   earlier resend run skipped, is that run's resend, late (a delayed RNR retry is
   marked as one); a timer copy (no cause, no run, not quick, not unsure, not an
@@ -23,14 +26,25 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
+from numba import njit
+
 from ibwire.analysis.rc_rules import (
     C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_RETX, F_RNR_RETRY, GAP_RING, K_LOST_BEFORE, K_RETX,
     K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
 )
 from ibwire.engines.rc_shared import (
-    CZ_NAK, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since,
-    _in_read_before, _named_at, _rnr_over, _skipping_run, _spent_only,
+    CZ_NAK, CZ_RNR, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since,
+    _in_read_before, _named_at, _rnr_over, _rnr_waited, _skipping_run, _spent_only,
 )
+
+
+@njit(inline="always")
+def _nak_first(cz, trig_kind, prev_tx, rnr_row, i, h, u):
+    """A sequence NAK naming u, pending, came after u's previous copy and before the
+    latest RNR NAK: the requester had it first and restarted at u at once (IBA
+    9.7.5.1.3); the RNR NAK stops it only once it arrives."""
+    return trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 0] == u and cz[h, CZ_NAK, 2] == 0 and \
+        prev_tx[i] < cz[h, CZ_NAK, 1] < rnr_row[h]
 
 
 def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, trig_kind, cz, rnr_u,
@@ -185,11 +199,39 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # (Not when a sequence NAK naming it came after its previous copy and before the
     # RNR NAK: the requester had that NAK first and restarts at once, IBA 9.7.5.1.3;
     # the RNR NAK stops it only once it arrives.)
-    nak_first = trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == u and cz[h, CZ_NAK, 2] == 0 and \
-        prev_tx[i] < cz[h, CZ_NAK, 1] < rnr_row[h]
+    nak_first = _nak_first(cz, trig_kind, prev_tx, rnr_row, i, h, u)
     if (quick or unsure) and not run and u == rnr_u[h] and in_wait and not nak_first:
         held = True
     return cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held
+
+
+def resent(upsn, syn, paylen, first_tx, prev_tx, ts, flags, ref, msg, counts, trig_kind, cz, rnr_u,
+           rnr_row, head, i, h, u, seen, cause, run, unsure):
+    """A resend: flagged and counted (its episode comes next)."""
+    if u == rnr_u[h] and not run and not _rnr_over(syn, ts, rnr_row[h], i) and not (
+            trig_kind[h] & T_RNR and cz[h, CZ_RNR, 0] == u and _rnr_waited(cz, syn, ts, h, i)) \
+            and not _nak_first(cz, trig_kind, prev_tx, rnr_row, i, h, u):
+        # Sooner than the RNR NAK's timer (IBA: wait at least that long): it never reached
+        # the requester (lost after the tap), nor did an earlier one for u still pending
+        # whose timer is over (else this is its retry): this answers another cause. (Not
+        # a run through the refused PSN: sent before the RNR NAK could reach the requester;
+        # nor the restart for a sequence NAK naming u that came before the RNR NAK: the
+        # requester restarts on that NAK at once, and the RNR NAK, arriving after, sends
+        # it back to u once its timer has run out: it stays pending, `episode_start`.)
+        rnr_u[h] = -1
+        trig_kind[h] &= ~T_RNR
+    flags[i] |= F_RETX
+    if unsure and not cause and not run:
+        flags[i] |= F_AMBIGUOUS
+    if not seen and not cause and not run and u < upsn[head[h]] and \
+            ts[i] - ts[head[h]] < MIN_ACK_TIMEOUT_NS:
+        # Below the first PSN the tap saw, sooner than any timer after it: the
+        # original, delayed, or a timeout's resend of one sent before the capture.
+        flags[i] |= F_AMBIGUOUS
+    ref[i] = first_tx[i] if seen else -1
+    msg[i] = msg[first_tx[i]] if seen else -1
+    counts[h, K_RETX] += 1
+    counts[h, K_RETX_BYTES] += paylen[i]
 
 
 def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row, i, h, u, seen,

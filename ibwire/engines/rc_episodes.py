@@ -1,7 +1,7 @@
 """RC engine rules, requester side: resends and their go-back-N episodes.
 
-- A resend (`resent`) is flagged and counted; unless it continues the run in
-  progress, it starts an episode (`episode_start`) with the reason of the pending
+- A resend (`rc_copies.resent`: flagged and counted), unless it continues the run
+  in progress, starts an episode (`episode_start`) with the reason of the pending
   cause it answers (`rc_shared._pick_cause`: the one naming its PSN; none naming a
   later PSN, nor a NAK older than a requester's reaction or one a retry under way
   made the requester ignore), an implied NAK the tap could not see (a READ response
@@ -121,31 +121,6 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
         trig_u[h] = cz[h, CZ_RNR, 0]
         trig_row[h] = cz[h, CZ_RNR, 1]
     return n_ep + 1
-
-
-def resent(upsn, syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind, cz, rnr_u,
-           rnr_row, head, i, h, u, seen, cause, run, unsure):
-    """A resend: flagged and counted (its episode comes next)."""
-    if u == rnr_u[h] and not run and not _rnr_over(syn, ts, rnr_row[h], i) and not (
-            trig_kind[h] & T_RNR and cz[h, CZ_RNR, 0] == u and _rnr_waited(cz, syn, ts, h, i)):
-        # Sooner than the RNR NAK's timer (IBA: wait at least that long): it never reached
-        # the requester (lost after the tap), nor did an earlier one for u still pending
-        # whose timer is over (else this is its retry): this answers another cause. (Not
-        # a run through the refused PSN: sent before the RNR NAK could reach the requester.)
-        rnr_u[h] = -1
-        trig_kind[h] &= ~T_RNR
-    flags[i] |= F_RETX
-    if unsure and not cause and not run:
-        flags[i] |= F_AMBIGUOUS
-    if not seen and not cause and not run and u < upsn[head[h]] and \
-            ts[i] - ts[head[h]] < MIN_ACK_TIMEOUT_NS:
-        # Below the first PSN the tap saw, sooner than any timer after it: the
-        # original, delayed, or a timeout's resend of one sent before the capture.
-        flags[i] |= F_AMBIGUOUS
-    ref[i] = first_tx[i] if seen else -1
-    msg[i] = msg[first_tx[i]] if seen else -1
-    counts[h, K_RETX] += 1
-    counts[h, K_RETX_BYTES] += paylen[i]
 
 
 def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, counts,
@@ -270,6 +245,14 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         trig_kind[h] = 0
         trig_row[h] = -1
         _next_nak(cz, trig_u, trig_row, trig_kind, nak_nxt, h, u)
+        if rnr_k and cz_j != CZ_RNR and rnr_u[h] == u == cz[h, CZ_RNR, 0] and \
+                not _rnr_waited(cz, syn, ts, h, i):
+            # The RNR NAK `resent` kept (this answers a NAK the requester had
+            # first): its retry, at the refused PSN once the timer has run out.
+            trig_kind[h] |= T_RNR
+            if trig_u[h] < 0 or u < trig_u[h]:
+                trig_u[h] = u
+            trig_row[h] = cz[h, CZ_RNR, 1]
     if reason[i] != REASON_TIMEOUT:
         amb_run[h, 0] = -1
     return n_ep

@@ -57,11 +57,11 @@ from ibwire.analysis.rc_rules import (
 
 from ibwire.engines.rc_build import inline_rules, py_twin
 from ibwire.engines.rc_shared import AMB_PIN, CRC_BAD, CZ_RNR, T_RNR, _mark, _read_fills
-from ibwire.engines.rc_copies import classify, late_resend, skipped_resend
+from ibwire.engines.rc_copies import classify, late_resend, resent, skipped_resend
 from ibwire.engines.rc_late_copies import (
     held_original, late_original, network_copy, stale_original,
 )
-from ibwire.engines.rc_episodes import episode_start, resent, run_step
+from ibwire.engines.rc_episodes import episode_start, run_step
 from ibwire.engines.rc_pending import (
     amid_decided, jump_decided, late_decided, late_resend_decided, restart_left, restart_shown,
     resume_decided,
@@ -75,7 +75,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "b57f1281446c"
+RC_HELPERS_DIGEST = "20c071f82982"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -319,8 +319,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     # (A hole fill after a pause as long as the shortest ACK timeout:
                     # the original, sent before the hole's end, would have been held
                     # that long by the network; the timer's resend, whatever follows.)
-                    resent(upsn, syn, paylen, first_tx, ts, flags, ref, msg, counts, trig_kind,
-                           cz, rnr_u, rnr_row, head, i, h, u, seen, cause, run, unsure)
+                    resent(upsn, syn, paylen, first_tx, prev_tx, ts, flags, ref, msg, counts,
+                           trig_kind, cz, rnr_u, rnr_row, head, i, h, u, seen, cause, run, unsure)
                     if not run:
                         n_ep = episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig,
                                              reason, counts, high, trig_u, trig_row, trig_kind, cz,
@@ -335,8 +335,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                 react[h, 0] = ts[i] - ts[trig[i]]
                             react[h, 1] += 1
                     elif u > ep_next[h]:
-                        run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps,
-                                 rgap_at, jmp, ep_amb, i, h, u, seen, in_gap)
+                        run_jump(first_tx, flags, episode, gap, reason, counts, acked, ep_last,
+                                 ep_cur, ep_next, rgaps, rgap_at, jmp, ep_amb, ep_row, delays, i,
+                                 h, u, seen, in_gap, prev_req)
                     run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u,
                              rnr_u, rnr_row, rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon,
                              soon_rows, ep_amb, ep_row, delays, back2back, rgaps, cz, trig_kind,

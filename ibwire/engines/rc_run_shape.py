@@ -28,6 +28,7 @@ from numba import njit
 
 from ibwire.analysis.rc_rules import (
     C_REQUEST, F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, GAP_RING, K_LOST_BEFORE,
+    REASON_TIMEOUT,
 )
 from ibwire.engines.rc_shared import SCAN_ROWS, _port_pace, _request_before
 
@@ -172,9 +173,22 @@ def own_pace(paylen, ts, flags, episode, min_gap, run_gap, byte_gap, new_row, ep
     return behind
 
 
-def run_jump(flags, gap, counts, acked, ep_last, ep_cur, ep_next, rgaps, rgap_at, jmp, ep_amb, i, h,
-             u, seen, in_gap):
+def run_jump(first_tx, flags, episode, gap, reason, counts, acked, ep_last, ep_cur, ep_next, rgaps,
+             rgap_at, jmp, ep_amb, ep_row, delays, i, h, u, seen, in_gap, prev_req):
     """A resend past the run's next PSN: the PSNs the run skipped."""
+    e = ep_row[h]
+    if delays[h] and seen and flags[first_tx[i]] & F_RETX and 0 <= e and \
+            episode[e] == ep_cur[h] and reason[e] == REASON_TIMEOUT and \
+            flags[first_tx[e]] & F_RETX:
+        # A timer's run that skips PSNs, on a stream whose network has held copies
+        # past later ones, its start and this packet at PSNs the tap saw only
+        # resent: these may as well be originals (or earlier resends) the network
+        # held past those resends, sent at the requester's pace, and no run at all.
+        # Flagged: the run's start, the packet before the skip, and this one.
+        flags[i] |= F_AMBIGUOUS
+        flags[e] |= F_AMBIGUOUS
+        if prev_req >= 0 and episode[prev_req] == ep_cur[h]:
+            flags[prev_req] |= F_AMBIGUOUS
     jmp[h, 0] = i
     jmp[h, 1] = ep_last[h]
     jmp[h, 2] = ep_next[h]
