@@ -75,7 +75,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "20c071f82982"
+RC_HELPERS_DIGEST = "daca10cc158a"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -336,8 +336,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             react[h, 1] += 1
                     elif u > ep_next[h]:
                         run_jump(first_tx, flags, episode, gap, reason, counts, acked, ep_last,
-                                 ep_cur, ep_next, rgaps, rgap_at, jmp, ep_amb, ep_row, delays, i,
-                                 h, u, seen, in_gap, prev_req)
+                                 ep_cur, ep_next, rgaps, rgap_at, jmp, ep_amb, ep_row, delays,
+                                 pin, i, h, u, seen, in_gap, prev_req)
                     run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u,
                              rnr_u, rnr_row, rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon,
                              soon_rows, ep_amb, ep_row, delays, back2back, rgaps, cz, trig_kind,

@@ -174,7 +174,7 @@ def own_pace(paylen, ts, flags, episode, min_gap, run_gap, byte_gap, new_row, ep
 
 
 def run_jump(first_tx, flags, episode, gap, reason, counts, acked, ep_last, ep_cur, ep_next, rgaps,
-             rgap_at, jmp, ep_amb, ep_row, delays, i, h, u, seen, in_gap, prev_req):
+             rgap_at, jmp, ep_amb, ep_row, delays, pin, i, h, u, seen, in_gap, prev_req):
     """A resend past the run's next PSN: the PSNs the run skipped."""
     e = ep_row[h]
     if delays[h] and seen and flags[first_tx[i]] & F_RETX and 0 <= e and \
@@ -184,9 +184,13 @@ def run_jump(first_tx, flags, episode, gap, reason, counts, acked, ep_last, ep_c
         # past later ones, its start and this packet at PSNs the tap saw only
         # resent: these may as well be originals (or earlier resends) the network
         # held past those resends, sent at the requester's pace, and no run at all.
-        # Flagged: the run's start, the packet before the skip, and this one.
+        # Flagged: the run's start, the packet before the skip, and this one. (Not a
+        # start that re-requested a READ or atomic still awaiting its response: the
+        # flag would release the hold its retry keeps, `rc_responses._retry_covers`,
+        # decided when that restart was taken.)
         flags[i] |= F_AMBIGUOUS
-        flags[e] |= F_AMBIGUOUS
+        if pin[h, 1] != e:
+            flags[e] |= F_AMBIGUOUS
         if prev_req >= 0 and episode[prev_req] == ep_cur[h]:
             flags[prev_req] |= F_AMBIGUOUS
     jmp[h, 0] = i
