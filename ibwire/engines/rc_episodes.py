@@ -38,6 +38,17 @@ from ibwire.engines.rc_shared import (
 from ibwire.engines.rc_responses import _covered_since
 from ibwire.engines.rc_unseen import _drop_answered, _pin_restart, _unheard_acks, _unseen_implied
 
+@njit(inline="always")
+def _rnr_still_due(cz, trig_u, trig_row, trig_kind, h):
+    """The pending RNR NAK's retry is still to come after a restart that answered
+    another cause: it stays a pending cause at the refused PSN (beside any other the
+    restart left pending)."""
+    trig_kind[h] |= T_RNR
+    if trig_u[h] < 0 or cz[h, CZ_RNR, 0] < trig_u[h]:
+        trig_u[h] = cz[h, CZ_RNR, 0]
+    trig_row[h] = cz[h, CZ_RNR, 1]
+
+
 @njit
 def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_active,
                      ep_end, ep_last, ep_next, retrying, high, upsn, hc, cls, icrc, ts, flags,
@@ -117,9 +128,7 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     trig_row[h] = -1
     if j != CZ_RNR and rnr_k and cz[h, CZ_RNR, 1] > r:
         # An RNR NAK since refused this run: its retry is still to come.
-        trig_kind[h] = T_RNR
-        trig_u[h] = cz[h, CZ_RNR, 0]
-        trig_row[h] = cz[h, CZ_RNR, 1]
+        _rnr_still_due(cz, trig_u, trig_row, trig_kind, h)
     return n_ep + 1
 
 
@@ -249,10 +258,7 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
                 not _rnr_waited(cz, syn, ts, h, i):
             # The RNR NAK `resent` kept (this answers a NAK the requester had
             # first): its retry, at the refused PSN once the timer has run out.
-            trig_kind[h] |= T_RNR
-            if trig_u[h] < 0 or u < trig_u[h]:
-                trig_u[h] = u
-            trig_row[h] = cz[h, CZ_RNR, 1]
+            _rnr_still_due(cz, trig_u, trig_row, trig_kind, h)
     if reason[i] != REASON_TIMEOUT:
         amb_run[h, 0] = -1
     return n_ep

@@ -21,9 +21,9 @@ a row. The rules are functions, blocks of the loop moved out verbatim and called
 with the loop's names: `rc_requests` (UC requests, the end of an RNR wait, new
 PSNs), `rc_pending` and `rc_pending_copies` (what a request decides about a row
 the previous one left pending), `rc_copies` (a request below the highest PSN:
-what it may be, late resends of a run's skip; `rc_late_copies`: stale, held and
-late originals, network duplicates), `rc_episodes`
-(resends and their go-back-N episodes; `rc_unseen`: what a restart shows the tap
+what it may be, a resend counted, late resends of a run's skip; `rc_late_copies`:
+stale, held and late originals, network duplicates), `rc_episodes` (go-back-N
+episodes; `rc_unseen`: what a restart shows the tap
 did not see; `rc_run_shape`: a run's jump, and what a run's shape allows),
 `rc_response_row` (a response row: network copies of a NAK, stale
 NAKs) and `rc_responses` (ACK, NAK, RNR NAK, READ responses); `rc_shared`
@@ -75,7 +75,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "daca10cc158a"
+RC_HELPERS_DIGEST = "578690dda584"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
