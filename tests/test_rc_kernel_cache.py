@@ -14,7 +14,7 @@ from ibwire.engines import rc_kernel as K
 
 RULE_MODULES = {f"ibwire.engines.rc_{m}" for m in
                 ("requests", "pending", "pending_copies", "copies", "late_copies", "episodes",
-                 "responses", "response_row", "shared", "unseen", "run_shape")}
+                 "causes", "responses", "response_row", "shared", "unseen", "run_shape")}
 
 
 def test_helper_digest_is_current():

@@ -1,7 +1,8 @@
 """Captures where a late copy came while the requester was waiting (issue #13): on
 a retry under way, on an RNR NAK's timer, or on its ACK timeout; and a late copy
-right after a new request. No cause the requester acts on can have resent it then,
-so each is a late or duplicated copy, or stays in doubt. Each capture now equals the
+right after a new request; and an RNR retry's first packets held past its run. No
+cause the requester acts on can have resent it then, so each is a late or duplicated
+copy, or stays in doubt. Each capture now equals the
 tap's-eye truth; the frames below are checked one by one."""
 
 from __future__ import annotations
@@ -147,3 +148,73 @@ def test_a_copy_right_after_a_first_copy_that_followed_the_run(tmp_path):
     assert start_of(res, 141) == ("nak_seq", 140)
     assert "retransmission" not in flags_of(res, 145) and "ambiguous" not in flags_of(res, 145)
     assert {"network_duplicate", "ambiguous"} <= flags_of(res, 146)
+
+
+def test_an_rnr_retry_whose_first_packet_came_after_its_run(tmp_path):
+    """RNR NAK 59 refuses ..526 (timer 10 us), a sequence NAK for it follows (60).
+    Once the timer ran out the requester resent from ..526; the tap sees the run from
+    ..527 (62, 10.3 us after 59), held back as a hole fill until the next request (63)
+    shows it the run's start, and the retry's first packet, ..526, held 3 us, after
+    the run (77). 77 is that RNR retry, delayed (before: a resend of the run, not
+    marked the RNR retry, when its start was decided only at the next request)."""
+    draws = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1},
+             "sizes": (0, 64, 200, 256, 700, 1024, 1500), "loss": 0.05,
+             "loss_before_tap": 1.0, "rnr": 0.04, "corrupt": 0.0, "encap": "ib",
+             "connections": 2, "ack_every": 4, "credits": "count", "pmtu": 4096,
+             "tx_depth": 16, "rnr_timer": 1, "cm": True, "reorder": 0.01, "duplicate": 0.01,
+             "messages": 20}     # wider draw 57 of master 345
+    truth, res = exact(tmp_path, 85435, name="rc_clean", **draws)
+    assert reordered(truth, 77)
+    assert "rnr" in flags_of(res, 59) and "nak" in flags_of(res, 60)
+    assert start_of(res, 62) == ("rnr", 59) and "go_back_n" in flags_of(res, 62)
+    assert {"retransmission", "rnr_retry"} <= flags_of(res, 77)
+    assert start_of(res, 77) == ("rnr", 59)
+    assert episode_diff(truth, res) == []
+
+
+def test_an_rnr_nak_amid_a_run_then_the_run_seen_going_on_after_the_wait(tmp_path):
+    """NAK 1369's run resends ..295 and ..296 (1373, 1374); RNR NAK 1375 refuses
+    ..296 (timer code 12, 640 us). Once the timer ran out the requester resent from
+    ..296; that packet was held 3 us, so the tap sees the run go on at ..297 (1384),
+    the responder NAK ..296 (1386) and then ..296 itself (1393). 1384 starts the RNR
+    NAK's retry run (before: the NAK's run going on), NAK 1386 comes while that retry
+    covers ..296 (the requester ignores it), and 1393 is the retry's first packet,
+    delayed: `rnr_retry` (before: a restart for NAK 1386)."""
+    draws = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (4096, 9000, 20000),
+             "loss": 0.05, "loss_before_tap": 1.0, "rnr": 0.04, "corrupt": 0.02,
+             "encap": "roce1", "connections": 2, "ack_every": 4, "credits": "count",
+             "pmtu": 1024, "tx_depth": 16, "rnr_timer": 12, "cm": False, "reorder": 0.03,
+             "duplicate": 0.01, "bidirectional": False, "psn_start": None,
+             "capture_loss": 0.01, "reorder_delay_ns": 3000, "rate_gbps": 200.0,
+             "loss_dir": "both", "ack_delay_ns": 2000, "resp_delay_ns": 50,
+             "max_rd_atomic": 1, "timeout": 18, "ackreq_every": 64, "prop_ns": 20,
+             "udp_sport": "flow", "rq_depth": None, "max_unacked": 16, "fmt": "pcap",
+             "messages": 40, "pfc": True, "drain_gbps": 8.0}    # extended draw 10 of master 1
+    truth, res = exact(tmp_path, 85101, name="rc_clean", **draws)
+    assert reordered(truth, 1393)
+    assert start_of(res, 1373) == ("nak_seq", 1369)
+    assert start_of(res, 1384) == ("rnr", 1375) and "go_back_n" in flags_of(res, 1384)
+    assert {"retransmission", "rnr_retry"} <= flags_of(res, 1393)
+    assert start_of(res, 1393) == ("rnr", 1375)
+
+
+def test_an_rnr_retrys_first_packets_held_past_its_run_are_too_soon_for_a_timer(tmp_path):
+    """RNR NAK 172 refuses ..060 (640 us). The retry's first packets, ..060 and
+    ..061, are held 3 us: the tap sees the run from ..062 (176) and new data, then
+    ..060 and ..061 in order (190, 191), 2.8 us after the run began. The run had resent
+    them once the RNR timer ran out, so no ACK timer (8 us at least) can have fired
+    since: they are the run's resends, late, 190 the RNR retry (before: a timeout's
+    restart, two late copies in a row looking like a run)."""
+    draws = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1},
+             "sizes": (0, 64, 200, 256, 700, 1024, 1500), "loss": 0.05,
+             "loss_before_tap": 1.0, "rnr": 0.04, "corrupt": 0.0, "encap": "roce1",
+             "connections": 3, "ack_every": 4, "credits": "unlimited", "pmtu": 256,
+             "tx_depth": 8, "rnr_timer": 12, "cm": False, "reorder": 0.03, "duplicate": 0.0,
+             "messages": 20}     # wider draw 347 of master 343
+    truth, res = exact(tmp_path, 31276, name="rc_clean", **draws)
+    assert reordered(truth, 190) and reordered(truth, 191)
+    assert start_of(res, 176) == ("rnr", 172)
+    assert {"retransmission", "rnr_retry"} <= flags_of(res, 190)
+    assert "go_back_n" not in flags_of(res, 190)
+    assert start_of(res, 190) == ("rnr", 172) and start_of(res, 191) == ("rnr", 172)
+    assert episode_diff(truth, res) == []

@@ -30,11 +30,11 @@ from numba import njit
 
 from ibwire.analysis.rc_rules import (
     C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_RETX, F_RNR_RETRY, GAP_RING, K_LOST_BEFORE, K_RETX,
-    K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
+    K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_RNR,
 )
 from ibwire.engines.rc_shared import (
     CZ_NAK, CZ_RNR, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since,
-    _in_read_before, _named_at, _rnr_over, _rnr_waited, _skipping_run, _spent_only,
+    _in_read_before, _named_at, _rnr_over, _rnr_wait_ns, _rnr_waited, _skipping_run, _spent_only,
 )
 
 
@@ -234,8 +234,9 @@ def resent(upsn, syn, paylen, first_tx, prev_tx, ts, flags, ref, msg, counts, tr
     counts[h, K_RETX_BYTES] += paylen[i]
 
 
-def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row, i, h, u, seen,
-                   cause, run, quick, unsure, stale, copy, held, in_gap, prev_req, first_tx):
+def skipped_resend(syn, prev_tx, ts, flags, episode, trig, reason, counts, rnr_u, rgaps, rnr_row, i,
+                   h, u, seen, cause, run, quick, unsure, stale, copy, held, in_gap, prev_req,
+                   first_tx):
     """The earlier resend run that skipped this PSN, if no restart can have sent it now."""
     late_rerun = -1
     late_amb = False
@@ -270,6 +271,14 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_r
                 if rgaps[h, g, 4] == SKIP_MAYBE and not seen:
                     continue    # (a possible skip counts only for a PSN the tap has seen)
                 late_rerun = rgaps[h, g, 2]
+                r0 = rgaps[h, g, 5]
+                if timer and rgaps[h, g, 4] == SKIP_SURE and trig[r0] >= 0 and ts[i] - (
+                        ts[trig[r0]] + (_rnr_wait_ns(syn[trig[r0]]) if reason[r0] == REASON_RNR
+                                        else 0)) < MIN_ACK_TIMEOUT_NS:
+                    # That run resent this PSN (unseen) once its cause had reached the
+                    # requester (an RNR NAK's timer after it): too soon since for a
+                    # timer to have fired. The late resend, not a timeout's restart.
+                    timer = False
                 resent_ep = episode[prev_tx[i]] if flags[prev_tx[i]] & F_RETX else -1
                 # A run that may be late copies skipped nothing for sure;
                 # once a later run has resent the PSN, this copy may as well

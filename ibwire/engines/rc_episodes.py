@@ -30,6 +30,7 @@ from ibwire.analysis.rc_rules import (
     REASON_TIMEOUT,
 )
 
+from ibwire.engines.rc_causes import _rnr_still_due, _settled_before
 from ibwire.engines.rc_shared import (
     AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR,
     _earlier_hole, _named_at, _next_nak, _pick_cause, _rnr_over, _rnr_waited, _run_from,
@@ -37,16 +38,6 @@ from ibwire.engines.rc_shared import (
 )
 from ibwire.engines.rc_responses import _covered_since
 from ibwire.engines.rc_unseen import _drop_answered, _pin_restart, _unheard_acks, _unseen_implied
-
-@njit(inline="always")
-def _rnr_still_due(cz, trig_u, trig_row, trig_kind, h):
-    """The pending RNR NAK's retry is still to come after a restart that answered
-    another cause: it stays a pending cause at the refused PSN (beside any other the
-    restart left pending)."""
-    trig_kind[h] |= T_RNR
-    if trig_u[h] < 0 or cz[h, CZ_RNR, 0] < trig_u[h]:
-        trig_u[h] = cz[h, CZ_RNR, 0]
-    trig_row[h] = cz[h, CZ_RNR, 1]
 
 
 @njit
@@ -75,10 +66,10 @@ def _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur, ep_
 
 
 @njit
-def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur, ep_active,
-                   ep_end, ep_last, ep_next, high, upsn, ts, syn, trig_u, trig_row, trig_kind,
-                   cz, nak_new, rnr_u, retrying, rgaps, rgap_at, sure, hc, cls, icrc, flags, pin,
-                   fifo, f_head, f_len):
+def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur, ep_active, ep_end,
+                   ep_last, ep_next, high, upsn, ts, syn, trig_u, trig_row, trig_kind, cz, nak_new,
+                   rnr_u, rnr_late, retrying, rgaps, rgap_at, sure, hc, cls, icrc, flags, pin, fifo,
+                   f_head, f_len):
     """Row r, a copy held back as possibly late or duplicated while a retry cause was
     pending for an earlier PSN, turns out to start that cause's resend run (the next
     request continues it in order): the run's first resends (the cause's PSN up to
@@ -96,6 +87,9 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     if j == CZ_RNR:
         reason[r] = REASON_RNR
         counts[h, K_RNR_RETRIES] += 1
+        if upsn[r] > rnr_u[h]:
+            rnr_late[h, 0] = rnr_u[h]   # (its first packet missing, as in `episode_start`)
+            rnr_late[h, 1] = r
         rnr_u[h] = -1
     elif j == CZ_NAK:
         reason[r] = REASON_NAK_SEQ
@@ -264,10 +258,11 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
     return n_ep
 
 
-def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u, rnr_row,
-             rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon, soon_rows, ep_amb, ep_row,
-             delays, back2back, rgaps, cz, trig_kind, acked, fifo, f_head, f_len, trig, reason,
-             pin, rr_row, i, h, c, u, consume, seen, b2b, prev_req):
+def run_step(hc, cls, upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u,
+             rnr_row, rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon, soon_rows, ep_amb,
+             ep_row, delays, back2back, rgaps, cz, trig_u, trig_row, trig_kind, acked, fifo, f_head,
+             f_len, trig, reason, pin, rr_row, min_gap, run_gap, i, h, c, u, consume, seen, b2b,
+             prev_req):
     """Any resend: an RNR retry, a copy lost after the tap, the doubt on the run's start."""
     # An RNR NAK refused it: not lost; its retry once the timer ran out (a run
     # passing the refused PSN before then was sent before the RNR NAK arrived).
@@ -368,6 +363,9 @@ def run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rn
         # duplicate).
         flags[ep_row[h]] &= ~F_AMBIGUOUS
         ep_amb[h] = False
+        # (Its cause stayed pending while it was in doubt, `episode_start`.)
+        _settled_before(hc, cls, upsn, ts, trig, reason, cz, trig_u, trig_row, trig_kind,
+                        min_gap, run_gap, h, ep_row[h])
         _covered_since(upsn, flags, cz, trig_kind, acked, fifo, f_head, f_len, ep_row, trig,
                        reason, pin, h)
     elif u != ep_next[h] and flags[ep_row[h]] & F_AMBIGUOUS and episode[ep_row[h]] == ep_cur[h]:

@@ -23,10 +23,10 @@ PSNs), `rc_pending` and `rc_pending_copies` (what a request decides about a row
 the previous one left pending), `rc_copies` (a request below the highest PSN:
 what it may be, a resend counted, late resends of a run's skip; `rc_late_copies`:
 stale, held and late originals, network duplicates), `rc_episodes` (go-back-N
-episodes; `rc_unseen`: what a restart shows the tap
-did not see; `rc_run_shape`: a run's jump, and what a run's shape allows),
-`rc_response_row` (a response row: network copies of a NAK, stale
-NAKs) and `rc_responses` (ACK, NAK, RNR NAK, READ responses); `rc_shared`
+episodes; `rc_causes`: the pending causes a restart leaves or settles; `rc_unseen`:
+what a restart shows the tap did not see; `rc_run_shape`: a run's jump, and what a
+run's shape allows), `rc_response_row` (a response row: network copies of a NAK,
+stale NAKs) and `rc_responses` (ACK, NAK, RNR NAK, READ responses); `rc_shared`
 holds what they share. `rc_build` puts them back for Numba (`inline_rules`: each
 call replaced by the function's body, so the build is one flat loop, the same
 machine code as before the split) and makes the twin (`py_twin`).
@@ -75,7 +75,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "578690dda584"
+RC_HELPERS_DIGEST = "bd9a35702418"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -247,7 +247,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             if head[h] < 0:
                 head[h] = i
             rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt,
-                          late_row, ep_active, ep_last, i, h, u, seen, prev_req)
+                          late_row, ep_active, ep_last, ep_row, i, h, u, seen, prev_req)
             restart_shown(known, known_next, ep_active, ep_next, h, u, d)
             nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, delays, h, u, prev_req)
             # Rows the previous request left pending, decided now.
@@ -255,29 +255,31 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                            ep_last, ep_cur, ep_next, min_rtt, min_gap, run_gap, jmp, cz,
                            trig_kind, i, h, u, d)
             n_ep = late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason,
-                                counts, high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active,
-                                ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, gaps, rgaps,
-                                rgap_at, late_row, late_next, late_cause, soon, soon_rows, ep_amb,
-                                ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d, seen, n_ep)
+                                counts, high, trig_u, trig_row, trig_kind, cz, rnr_u, rnr_late,
+                                ep_active, ep_last, ep_end, ep_cur, ep_next, retrying, nak_new,
+                                gaps, rgaps, rgap_at, late_row, late_next, late_cause, soon,
+                                soon_rows, ep_amb, ep_row, delays, pin, fifo, f_head, f_len, i, h,
+                                u, d, seen, n_ep)
             jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, gap,
                          counts, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u, ep_active, ep_last,
                          ep_cur, ep_next, rgaps, rgap_at, jmp, delays, min_gap, run_gap, byte_gap,
                          react, copy_row, i, h, u, d, seen, prev_req)
             amid_decided(flags, gap, counts, ts, trig_u, ep_active, ep_cur, ep_next, rgaps, rgap_at,
                          amid, delays, i, h, u, d)
-            n_ep = late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts,
-                                       flags, episode, trig, reason, counts, high, acked, trig_u,
-                                       trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end,
+            n_ep = late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags,
+                                       episode, trig, reason, counts, high, acked, trig_u, trig_row,
+                                       trig_kind, cz, rnr_u, rnr_late, ep_active, ep_last, ep_end,
                                        ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at, lr_row,
                                        lr_next, lr_lost, lr_cause, ep_amb, ep_row, delays, pin,
                                        fifo, f_head, f_len, min_gap, run_gap, i, h, u, d, seen,
                                        n_ep)
             n_ep = copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, prev_tx, ts, flags, ref,
                                 episode, trig, reason, gap, counts, high, acked, trig_u, trig_row,
-                                trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
-                                retrying, nak_new, rgaps, rgap_at, copy_row, copy_next, copy_cause,
-                                soon, soon_rows, ep_amb, ep_row, delays, back2back, pin, fifo,
-                                f_head, f_len, min_gap, rnr_first, ended, i, h, u, d, seen, n_ep)
+                                trig_kind, cz, rnr_u, rnr_late, ep_active, ep_last, ep_end, ep_cur,
+                                ep_next, retrying, nak_new, rgaps, rgap_at, copy_row, copy_next,
+                                copy_cause, soon, soon_rows, ep_amb, ep_row, delays, back2back, pin,
+                                fifo, f_head, f_len, min_gap, rnr_first, ended, i, h, u, d, seen,
+                                n_ep)
             amb_run_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ref, episode,
                             trig, reason, counts, ep_active, ep_last, ep_end, ep_cur, ep_next,
                             rgaps, rgap_at, ep_amb, ep_row, amb_run, pin, i, h, u, d)
@@ -295,9 +297,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                              known, rnr_row, rr_row, fifo, f_head, f_len, ack_row, ack_u, ep_row,
                              min_gap, rgaps, ep_cur, i, h, c, u, seen, prev_req)
                 late_rerun, late_amb, timer, lost_back = \
-                    skipped_resend(syn, prev_tx, ts, flags, episode, counts, rnr_u, rgaps, rnr_row,
-                                   i, h, u, seen, cause, run, quick, unsure, stale, copy, held,
-                                   in_gap, prev_req, first_tx)
+                    skipped_resend(syn, prev_tx, ts, flags, episode, trig, reason, counts, rnr_u,
+                                   rgaps, rnr_row, i, h, u, seen, cause, run, quick, unsure, stale,
+                                   copy, held, in_gap, prev_req, first_tx)
                 if (late_rerun >= 0 and not timer and not held) or stale:
                     # (Held: decided at the next request, `late_resend_decided`.)
                     delays[h] = True
@@ -338,11 +340,11 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                         run_jump(first_tx, flags, episode, gap, reason, counts, acked, ep_last,
                                  ep_cur, ep_next, rgaps, rgap_at, jmp, ep_amb, ep_row, delays,
                                  pin, i, h, u, seen, in_gap, prev_req)
-                    run_step(upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u,
-                             rnr_u, rnr_row, rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon,
-                             soon_rows, ep_amb, ep_row, delays, back2back, rgaps, cz, trig_kind,
-                             acked, fifo, f_head, f_len, trig, reason, pin, rr_row, i, h, c,
-                             u, consume, seen, b2b, prev_req)
+                    run_step(hc, cls, upsn, syn, first_tx, prev_tx, ts, flags, episode, counts,
+                             nak_u, rnr_u, rnr_row, rnr_first, rnr_doubt, ep_last, ep_cur, ep_next,
+                             soon, soon_rows, ep_amb, ep_row, delays, back2back, rgaps, cz, trig_u,
+                             trig_row, trig_kind, acked, fifo, f_head, f_len, trig, reason, pin,
+                             rr_row, min_gap, run_gap, i, h, c, u, consume, seen, b2b, prev_req)
                 else:
                     late_original(flags, counts, late_row, late_next, late_cause, i, h, u,
                                   consume)

@@ -53,10 +53,10 @@ from ibwire.engines.rc_run_shape import _doubt_short_run, _run_paced, _too_soon
 
 
 def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason, counts, high,
-                 trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
-                 ep_next, retrying, nak_new, gaps, rgaps, rgap_at, late_row, late_next, late_cause,
-                 soon, soon_rows, ep_amb, ep_row, delays, pin, fifo, f_head, f_len, i, h, u, d,
-                 seen, n_ep):
+                 trig_u, trig_row, trig_kind, cz, rnr_u, rnr_late, ep_active, ep_last, ep_end,
+                 ep_cur, ep_next, retrying, nak_new, gaps, rgaps, rgap_at, late_row, late_next,
+                 late_cause, soon, soon_rows, ep_amb, ep_row, delays, pin, fifo, f_head, f_len, i,
+                 h, u, d, seen, n_ep):
     """A late original left pending: a resend run's start if this request continues it."""
     p = late_row[h]
     if p >= 0:
@@ -97,7 +97,7 @@ def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, rea
                 n_ep = _cause_episode(p, h, u, n_ep, counts, paylen, reason, episode,
                                       trig, ep_cur, ep_active, ep_end, ep_last,
                                       ep_next, high, upsn, ts, syn, trig_u, trig_row, trig_kind, cz,
-                                      nak_new, rnr_u, retrying, rgaps, rgap_at,
+                                      nak_new, rnr_u, rnr_late, retrying, rgaps, rgap_at,
                                       True, hc, cls, icrc, flags, pin, fifo,
                                       f_head, f_len)
                 ep_amb[h] = delays[h]
@@ -285,8 +285,8 @@ def amid_decided(flags, gap, counts, ts, trig_u, ep_active, ep_cur, ep_next, rga
             delays[h] = True
 
 
-def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, episode,
-                        trig, reason, counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u,
+def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, episode, trig, reason,
+                        counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u, rnr_late,
                         ep_active, ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, rgaps,
                         rgap_at, lr_row, lr_next, lr_lost, lr_cause, ep_amb, ep_row, delays, pin,
                         fifo, f_head, f_len, min_gap, run_gap, i, h, u, d, seen, n_ep):
@@ -334,11 +334,11 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
                 counts[h, K_LOST_BEFORE] += 1
             if by_cause:
                 # (Sure: the next request continued it in order.)
-                n_ep = _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig,
-                                      ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn,
-                                      ts, syn, trig_u, trig_row, trig_kind, cz, nak_new, rnr_u,
-                                      retrying, rgaps, rgap_at, in_order, hc, cls, icrc, flags,
-                                      pin, fifo, f_head, f_len)
+                n_ep = _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
+                                      ep_active, ep_end, ep_last, ep_next, high, upsn, ts, syn,
+                                      trig_u, trig_row, trig_kind, cz, nak_new, rnr_u, rnr_late,
+                                      retrying, rgaps, rgap_at, in_order, hc, cls, icrc, flags, pin,
+                                      fifo, f_head, f_len)
                 ep_row[h] = r
             else:
                 n_ep = _timeout_episode(r, h, u, n_ep, counts, paylen, reason, episode, ep_cur,

@@ -31,7 +31,7 @@ from ibwire.engines.rc_unseen import _unseen_implied
 
 
 def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, prev_tx, ts, flags, ref, episode, trig,
-                 reason, gap, counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u,
+                 reason, gap, counts, high, acked, trig_u, trig_row, trig_kind, cz, rnr_u, rnr_late,
                  ep_active, ep_last, ep_end, ep_cur, ep_next, retrying, nak_new, rgaps, rgap_at,
                  copy_row, copy_next, copy_cause, soon, soon_rows, ep_amb, ep_row, delays,
                  back2back, pin, fifo, f_head, f_len, min_gap, rnr_first, ended, i, h, u, d, seen,
@@ -125,7 +125,7 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, prev_tx, ts, flags,
                 n_ep = _cause_episode(q, h, u, n_ep, counts, paylen, reason, episode,
                                       trig, ep_cur, ep_active, ep_end, ep_last,
                                       ep_next, high, upsn, ts, syn, trig_u, trig_row, trig_kind, cz,
-                                      nak_new, rnr_u, retrying, rgaps, rgap_at,
+                                      nak_new, rnr_u, rnr_late, retrying, rgaps, rgap_at,
                                       u <= copy_next[h], hc, cls, icrc, flags, pin,
                                       fifo, f_head, f_len)
             else:

@@ -55,7 +55,7 @@ def uc_request(first_tx, flags, msg, gap, counts, high, msg_no, i, h, c, u, d, c
 
 
 def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt, late_row,
-                  ep_active, ep_last, i, h, u, seen, prev_req):
+                  ep_active, ep_last, ep_row, i, h, u, seen, prev_req):
     """A resend past the refused PSN after the RNR wait: the RNR cause is spent. A new
     PSN after a silent wait: the next copy of the refused PSN may not be its retry."""
     if rnr_u[h] >= 0 and u > rnr_u[h] and not seen and \
@@ -72,16 +72,21 @@ def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rn
             not (prev_req > rnr_row[h] and upsn[prev_req] > rnr_u[h] and
                  2 * (ts[prev_req] - ts[rnr_row[h]]) >= _rnr_wait_ns(syn[rnr_row[h]])):
         # A resend past the refused PSN after the RNR wait: the requester has
-        # restarted, with the refused PSN first, and that retry was lost before
-        # the tap. (New PSNs prove nothing: a requester may go on sending until
-        # it has processed the RNR NAK, which the tap sees leave, not arrive.)
-        # (Or delayed: then it comes later as the late resend of this run.) Not when
-        # the run went on past the refused PSN through the second half of the wait:
-        # the requester never got the NAK (lost after the tap), and its first resend
-        # of that PSN once the wait is over is, at the tap, the retry (`episode_start`).
-        rnr_late[h, 0] = rnr_u[h]
-        rnr_late[h, 1] = i
-        _rnr_spent(trig_u, trig_kind, rnr_u, h)
+        # restarted, with the refused PSN first, and that retry was lost before the
+        # tap (or delayed: then it comes later as the late resend of this run). (New
+        # PSNs prove nothing: a requester may go on sending until it has processed the
+        # RNR NAK, which the tap sees leave, not arrive.) Not when the run went on past
+        # the refused PSN through the second half of the wait: the requester never got
+        # the NAK (lost after the tap), and its first resend of that PSN once the wait
+        # is over is, at the tap, the retry (`episode_start`).
+        if 0 <= ep_row[h] < rnr_row[h]:
+            # A run begun before the RNR NAK: the requester stopped it there, so this
+            # starts the RNR NAK's retry run, not the old run going on.
+            ep_active[h] = False
+        else:
+            rnr_late[h, 0] = rnr_u[h]
+            rnr_late[h, 1] = i
+            _rnr_spent(trig_u, trig_kind, rnr_u, h)
 
 
 def unseen_retry(syn, ts, flags, counts, trig_u, trig_kind, rnr_u, rnr_row, i, h, u):
