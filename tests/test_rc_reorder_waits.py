@@ -25,6 +25,13 @@ SMALL_GRH = {"ops": {"send": 2, "write": 2, "read": 2}, "sizes": (1, 2, 8), "los
              "connections": 2, "ack_every": 2, "credits": "unlimited", "pmtu": 1024,
              "tx_depth": 8, "rnr_timer": 6, "cm": True, "reorder": 0.02, "duplicate": 0.01,
              "messages": 20}
+# Wider draw 57 of master 345 (others vary it): every loss before the tap.
+SENDS_LOST_BEFORE = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1},
+                     "sizes": (0, 64, 200, 256, 700, 1024, 1500), "loss": 0.05,
+                     "loss_before_tap": 1.0, "rnr": 0.04, "corrupt": 0.0, "encap": "ib",
+                     "connections": 2, "ack_every": 4, "credits": "count", "pmtu": 4096,
+                     "tx_depth": 16, "rnr_timer": 1, "cm": True, "reorder": 0.01,
+                     "duplicate": 0.01, "messages": 20}
 SMALL_ROCE1 = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (1, 2, 8),
                "loss": 0.05, "loss_before_tap": 0, "rnr": 0.04, "corrupt": 0.02,
                "encap": "roce1", "connections": 3, "ack_every": 2, "credits": "count",
@@ -157,13 +164,7 @@ def test_an_rnr_retry_whose_first_packet_came_after_its_run(tmp_path):
     shows it the run's start, and the retry's first packet, ..526, held 3 us, after
     the run (77). 77 is that RNR retry, delayed (before: a resend of the run, not
     marked the RNR retry, when its start was decided only at the next request)."""
-    draws = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1},
-             "sizes": (0, 64, 200, 256, 700, 1024, 1500), "loss": 0.05,
-             "loss_before_tap": 1.0, "rnr": 0.04, "corrupt": 0.0, "encap": "ib",
-             "connections": 2, "ack_every": 4, "credits": "count", "pmtu": 4096,
-             "tx_depth": 16, "rnr_timer": 1, "cm": True, "reorder": 0.01, "duplicate": 0.01,
-             "messages": 20}     # wider draw 57 of master 345
-    truth, res = exact(tmp_path, 85435, name="rc_clean", **draws)
+    truth, res = exact(tmp_path, 85435, name="rc_clean", **SENDS_LOST_BEFORE)
     assert reordered(truth, 77)
     assert "rnr" in flags_of(res, 59) and "nak" in flags_of(res, 60)
     assert start_of(res, 62) == ("rnr", 59) and "go_back_n" in flags_of(res, 62)
@@ -205,12 +206,9 @@ def test_an_rnr_retrys_first_packets_held_past_its_run_are_too_soon_for_a_timer(
     them once the RNR timer ran out, so no ACK timer (8 us at least) can have fired
     since: they are the run's resends, late, 190 the RNR retry (before: a timeout's
     restart, two late copies in a row looking like a run)."""
-    draws = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1},
-             "sizes": (0, 64, 200, 256, 700, 1024, 1500), "loss": 0.05,
-             "loss_before_tap": 1.0, "rnr": 0.04, "corrupt": 0.0, "encap": "roce1",
-             "connections": 3, "ack_every": 4, "credits": "unlimited", "pmtu": 256,
-             "tx_depth": 8, "rnr_timer": 12, "cm": False, "reorder": 0.03, "duplicate": 0.0,
-             "messages": 20}     # wider draw 347 of master 343
+    draws = {**SENDS_LOST_BEFORE, "encap": "roce1", "connections": 3,
+             "credits": "unlimited", "pmtu": 256, "tx_depth": 8, "rnr_timer": 12,
+             "cm": False, "reorder": 0.03, "duplicate": 0.0}     # wider draw 347 of master 343
     truth, res = exact(tmp_path, 31276, name="rc_clean", **draws)
     assert reordered(truth, 190) and reordered(truth, 191)
     assert start_of(res, 176) == ("rnr", 172)
