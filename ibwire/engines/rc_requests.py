@@ -56,8 +56,9 @@ def uc_request(first_tx, flags, msg, gap, counts, high, msg_no, i, h, c, u, d, c
 
 def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt, late_row,
                   ep_active, ep_last, ep_row, i, h, u, seen, prev_req):
-    """A resend past the refused PSN after the RNR wait: the RNR cause is spent. A new
-    PSN after a silent wait: the next copy of the refused PSN may not be its retry."""
+    """A resend past the refused PSN after the RNR wait: the RNR cause is spent (or,
+    going on with a run begun before the RNR NAK, it starts the retry run). A new PSN
+    after a silent wait: the next copy of the refused PSN may not be its retry."""
     if rnr_u[h] >= 0 and u > rnr_u[h] and not seen and \
             _rnr_over(syn, ts, rnr_row[h], i) and \
             (prev_req < 0 or 2 * (ts[prev_req] - ts[rnr_row[h]]) < _rnr_wait_ns(syn[rnr_row[h]])):
