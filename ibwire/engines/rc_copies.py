@@ -49,7 +49,8 @@ def _nak_first(cz, trig_kind, prev_tx, rnr_row, i, h, u):
 
 def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, trig_kind, cz, rnr_u,
              ep_active, ep_last, ep_next, gaps, min_rtt, known, rnr_row, rr_row, fifo, f_head,
-             f_len, ack_row, ack_u, ep_row, min_gap, rgaps, ep_cur, i, h, c, u, seen, prev_req):
+             f_len, ack_row, ack_u, ep_row, min_gap, rgaps, ep_cur, react, i, h, c, u, seen,
+             prev_req):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     if cause and ep_row[h] >= 0 and u < upsn[ep_row[h]] and \
@@ -184,12 +185,20 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # exact capture in 400.)
     past = acted and trig_u[h] < u and seen and \
         ts[i] - ts[prev_tx[i]] < MIN_ACK_TIMEOUT_NS and c & (C_READ_REQ | C_ATOMIC_REQ) != 0
+    # So is any copy seen before past the PSN of a pending sequence NAK, the only cause,
+    # sooner after that NAK than the requester has yet reacted to one: its restart
+    # begins at the NAK's PSN (IBA 9.7.5.1.3), and its packets past that PSN come later
+    # still, so this copy was sent before the requester had the NAK (a resend of an
+    # earlier run, delayed). A next request at the NAK's PSN is the restart.
+    early = acted and seen and trig_kind[h] == T_NAK and trig_u[h] < u and \
+        react[h, 1] > 0 and ts[i] - ts[trig_row[h]] < react[h, 0]
     # So is a copy (or a hole fill) at the PSN of a NAK taken as ignored (a retry
     # covering it seemed under way) that no other cause names: the NAK acted on
     # after all (`_pick_cause`), or a late copy; a run going on from it in order tells.
     nak_redo = cause and trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 0] == u and \
         cz[h, CZ_NAK, 2] == 1 and not _named_at(cz, trig_kind, h, u, u, True, -1)
-    held = not run and (((below or past) and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
+    held = not run and (((below or past or early) and
+                         not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
                         or (acted and not seen and in_gap) or rerun_dup
                         or nak_redo)
     # A quick copy of the PSN an RNR NAK refused, before its timer: the restart for a

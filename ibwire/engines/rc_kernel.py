@@ -75,7 +75,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "d36462cf9637"
+RC_HELPERS_DIGEST = "0fd6198e3310"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -91,9 +91,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     cz = np.full((n_hc, 3, 3), -1, dtype=np.int64)  # each pending cause: PSN, row, ignored (CZ_*)
     nak_u = np.full(n_hc, -1, dtype=np.int64)
     # A sequence NAK past the pending one's PSN, no copy of that PSN seen since it: its
-    # PSN and row (a cause once a restart answers the pending one); and the PSN of one
-    # so made pending, until its run reaches it (`nak_reached`).
-    nak_nxt = np.full((n_hc, 3), -1, dtype=np.int64)
+    # PSN and row (a cause once a restart answers the pending one); the PSN of one so
+    # made pending, until its run reaches it; then, if owed still, its PSN (`nak_reached`).
+    nak_nxt = np.full((n_hc, 4), -1, dtype=np.int64)
     rnr_u = np.full(n_hc, -1, dtype=np.int64)
     ep_active = np.zeros(n_hc, dtype=np.bool_)
     ep_last = np.zeros(n_hc, dtype=np.int64)
@@ -249,7 +249,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt,
                           late_row, ep_active, ep_last, ep_row, i, h, u, seen, prev_req)
             restart_shown(known, known_next, ep_active, ep_next, h, u, d)
-            nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, delays, h, u, prev_req)
+            nak_reached(upsn, ts, flags, trig, trig_u, trig_row, trig_kind, cz, nak_nxt, delays,
+                        react, ep_row, i, h, u, prev_req)
             # Rows the previous request left pending, decided now.
             resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_active,
                            ep_last, ep_cur, ep_next, min_rtt, min_gap, run_gap, jmp, cz,
@@ -295,7 +296,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row,
                              trig_kind, cz, rnr_u, ep_active, ep_last, ep_next, gaps, min_rtt,
                              known, rnr_row, rr_row, fifo, f_head, f_len, ack_row, ack_u, ep_row,
-                             min_gap, rgaps, ep_cur, i, h, c, u, seen, prev_req)
+                             min_gap, rgaps, ep_cur, react, i, h, c, u, seen, prev_req)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, trig, reason, counts, rnr_u,
                                    rgaps, rnr_row, i, h, u, seen, cause, run, quick, unsure, stale,

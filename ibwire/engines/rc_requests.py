@@ -27,8 +27,9 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_REQ, C_LAST, C_READ_REQ, F_DUP, F_GAP, F_LATE, F_MSG_END, F_RNR_RETRY, F_UC_GAP,
-    GAP_RING, K_DUP, K_LATE, K_LOST_BEFORE, K_MESSAGES, K_RNR_RETRIES, K_UC_GAPS, READ_FIFO,
+    C_ATOMIC_REQ, C_LAST, C_READ_REQ, F_AMBIGUOUS, F_DUP, F_GAP, F_LATE, F_MSG_END, F_RNR_RETRY,
+    F_UC_GAP, GAP_RING, K_DUP, K_LATE, K_LOST_BEFORE, K_MESSAGES, K_RNR_RETRIES, K_UC_GAPS,
+    READ_FIFO,
 )
 
 from ibwire.engines.rc_shared import (
@@ -207,20 +208,39 @@ def unseen_read(fifo, f_head, f_len, acked, h, u, consume, seen):
             f_len[h] += 1
 
 
-def nak_reached(upsn, trig_u, trig_row, trig_kind, cz, nak_nxt, delays, h, u, prev_req):
+def nak_reached(upsn, ts, flags, trig, trig_u, trig_row, trig_kind, cz, nak_nxt, delays, react,
+                ep_row, i, h, u, prev_req):
     """A NAK kept back behind another (`rc_shared._next_nak`), for a PSN the restart
     answering that one had yet to reach: the requester ignores a NAK its resend in
     progress gets to in order. Shown when that run resends the PSN and goes on with
-    the next one; a copy of the PSN right after the run's is its restart. So too a NAK
+    the next one (unless that resend passed the tap sooner after the NAK than the
+    requester's fastest reaction to one: sent before it had the NAK, whose implicit
+    ACK then ends the retry, so it goes back there once more); a copy of the PSN
+    right after the run's is its restart. So too a NAK
     the requester ignored (a retry covering it under way), on a network that delays
     copies: spent once the run resent its PSN and went on."""
     p = nak_nxt[h, 2]
     if p >= 0 and prev_req >= 0 and upsn[prev_req] == p and u != p:
         nak_nxt[h, 2] = -1
         if u == p + 1 and trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == p:
-            _nak_spent(cz, trig_u, trig_row, trig_kind, h)
+            if react[h, 1] > 0 and ts[prev_req] - ts[cz[h, CZ_NAK, 1]] < react[h, 0]:
+                nak_nxt[h, 3] = p
+            else:
+                _nak_spent(cz, trig_u, trig_row, trig_kind, h)
     elif p >= 0 and u > p:
         nak_nxt[h, 2] = -1
+    q = nak_nxt[h, 3]
+    if q >= 0 and (u == q or not (trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == q)):
+        nak_nxt[h, 3] = -1      # (its restart, or another NAK in its place)
+    elif q >= 0 and ts[prev_req] - ts[cz[h, CZ_NAK, 1]] >= react[h, 0] and \
+            not flags[prev_req] & F_AMBIGUOUS and \
+            not (ep_row[h] > cz[h, CZ_NAK, 1] and trig[ep_row[h]] == cz[h, CZ_NAK, 1]):
+        # Two requests since the requester could have gone back, neither at its PSN
+        # nor a restart taken for it, the first not held for this one to decide (a
+        # restart whose first packet is missing): none is coming (that packet lost,
+        # and the copy decided otherwise, or a requester that ignored the NAK).
+        nak_nxt[h, 3] = -1
+        _nak_spent(cz, trig_u, trig_row, trig_kind, h)
     if delays[h] and trig_kind[h] & T_NAK and cz[h, CZ_NAK, 2] == 1 and \
             prev_req > cz[h, CZ_NAK, 1] and upsn[prev_req] == cz[h, CZ_NAK, 0] < u:
         # (Else a later copy there is held for the next request, `rc_copies.classify`:

@@ -51,7 +51,7 @@ def response_row(hc, cls, icrc, upsn, syn, msn, ts, rtt, prev_tx, rtt_fb, flags,
         nak_stale = (seq_err or kind == SYN_RNR) and u < pos_acked[h]
         stash = seq_err and not nak_stale and trig_kind[h] & T_NAK != 0 and \
             cz[h, CZ_NAK, 2] == 0 and 0 <= cz[h, CZ_NAK, 0] < u and \
-            seq_nak[h] == cz[h, CZ_NAK, 0]
+            (seq_nak[h] == cz[h, CZ_NAK, 0] or nak_nxt[h, 3] == cz[h, CZ_NAK, 0])
         if seq_err and u >= seq_nak[h]:
             # (Not one naming a PSN below the pending one: the responder's expected
             # PSN never goes back, so that is an older NAK the network delayed.)
