@@ -1,11 +1,18 @@
-"""RC engine (issue #13): a copy past a pending sequence NAK's PSN that comes sooner
-after the NAK than the requester has ever reacted to one is not that NAK's restart
-(its first packets lost before the tap): it was sent before the requester had the
-NAK. Pinned with the frames it is about."""
+"""RC engine (issue #13): the requester's fastest reaction to a NAK yet bounds what
+can answer one. A copy past a pending sequence NAK's PSN that comes sooner after the
+NAK is not its restart (its first packets lost before the tap), and a run's copy of a
+kept NAK's PSN that soon does not spend it: both were sent before the requester had
+the NAK. An owed NAK whose restart never shows is spent; a later NAK waits behind it.
+Pinned with the frames they are about."""
 
 from __future__ import annotations
 
 from rc_helpers import check_exact, compare, flags_of, generate, start_of
+
+# What the extended draws pinned here share (tools/rc_sweep.py `extended`); each test
+# gives the rest.
+EXT = {"rnr": 0.0, "cm": True, "bidirectional": False, "prop_ns": 5000, "udp_sport": "qp",
+       "credits": "count", "max_unacked": 128, "pfc": False}
 
 
 def test_a_copy_sooner_after_a_nak_than_any_reaction_is_no_restart(tmp_path):
@@ -18,17 +25,14 @@ def test_a_copy_sooner_after_a_nak_than_any_reaction_is_no_restart(tmp_path):
     (1080, PSN 31) as late resends, and the run's next packet past a hole (1086) as
     a timeout's restart: 35 resends with the wrong cause. Now 1079 is held; the next
     request, at PSN 31, is the restart."""
-    path, truth = generate(tmp_path, "rc_clean", 7906, **{
+    path, truth = generate(tmp_path, "rc_clean", 7906, **EXT, **{
         "ops": {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
-        "sizes": (4096, 9000, 20000), "loss": 0.05, "loss_before_tap": 0.3, "rnr": 0.0,
-        "corrupt": 0.0, "encap": "ib", "connections": 3, "ack_every": 4,
-        "credits": "count", "pmtu": 256, "tx_depth": 2, "rnr_timer": 1, "cm": True,
-        "reorder": 0.01, "duplicate": 0.01, "bidirectional": False,
-        "psn_start": 0xFFFFF8, "capture_loss": 0.0, "reorder_delay_ns": 30000,
-        "rate_gbps": 200.0, "loss_dir": "both", "ack_delay_ns": 20000, "resp_delay_ns": 400,
-        "max_rd_atomic": 1, "timeout": 14, "ackreq_every": 4, "prop_ns": 5000,
-        "udp_sport": "qp", "rq_depth": 4, "max_unacked": 128, "fmt": "pcapng",
-        "messages": 40, "pfc": False,
+        "sizes": (4096, 9000, 20000), "loss": 0.05, "loss_before_tap": 0.3, "corrupt": 0.0,
+        "encap": "ib", "connections": 3, "ack_every": 4, "pmtu": 256, "tx_depth": 2,
+        "rnr_timer": 1, "reorder": 0.01, "duplicate": 0.01, "psn_start": 0xFFFFF8,
+        "capture_loss": 0.0, "reorder_delay_ns": 30000, "rate_gbps": 200.0,
+        "loss_dir": "both", "ack_delay_ns": 20000, "resp_delay_ns": 400, "max_rd_atomic": 1,
+        "timeout": 14, "ackreq_every": 4, "rq_depth": 4, "fmt": "pcapng", "messages": 40,
     })  # extended draw 15 of master 1
     res, diff = compare(path, truth)
     assert "nak" in flags_of(res, 1078)
@@ -47,16 +51,14 @@ def test_a_run_past_a_nak_psn_sooner_than_any_reaction_leaves_the_nak_owed(tmp_p
     35 once more (378, 5.03 us after 366). Before, the run's passing 35 spent NAK 366
     (as when the requester has the NAK first and gets there in order), and its restart
     stood as late copies, ambiguous. Now NAK 366 stays owed; 378 is its restart."""
-    path, truth = generate(tmp_path, "rc_clean", 8471, **{
+    path, truth = generate(tmp_path, "rc_clean", 8471, **EXT, **{
         "ops": {"send": 2, "write": 2, "read": 2}, "sizes": (4096, 9000, 20000),
-        "loss": 0.0, "loss_before_tap": 1.0, "rnr": 0.0, "corrupt": 0.02, "encap": "roce1",
-        "connections": 1, "ack_every": 4, "credits": "count", "pmtu": 256,
-        "tx_depth": 8, "rnr_timer": 1, "cm": True, "reorder": 0.03, "duplicate": 0.0,
-        "bidirectional": False, "psn_start": 0xFFFFF8, "capture_loss": 0.01,
+        "loss": 0.0, "loss_before_tap": 1.0, "corrupt": 0.02, "encap": "roce1",
+        "connections": 1, "ack_every": 4, "pmtu": 256, "tx_depth": 8, "rnr_timer": 1,
+        "reorder": 0.03, "duplicate": 0.0, "psn_start": 0xFFFFF8, "capture_loss": 0.01,
         "reorder_delay_ns": 300, "rate_gbps": 100.0, "loss_dir": "a2b",
         "ack_delay_ns": 20000, "resp_delay_ns": 50, "max_rd_atomic": 4, "timeout": 18,
-        "ackreq_every": 64, "prop_ns": 5000, "udp_sport": "qp", "rq_depth": None,
-        "max_unacked": 128, "fmt": "pcapng", "messages": 20, "pfc": False,
+        "ackreq_every": 64, "rq_depth": None, "fmt": "pcapng", "messages": 20,
     })  # extended draw 29 of master 2
     res, _ = compare(path, truth)
     assert start_of(res, 367) == ("nak_seq", 365) and start_of(res, 377) == ("nak_seq", 365)
@@ -108,16 +110,16 @@ def test_the_runs_copy_counts_not_the_packet_after_it(tmp_path):
     the packet on the wire before going back, so only the copy's own time tells. The
     go-back to ..014 (29, 5.29 us after NAK 22) is NAK 22's restart, not a timer's."""
     path, truth = generate(tmp_path, "rc_clean", 19447, **{
-        "ops": {"send": 2, "write": 2, "read": 2}, "sizes": (0, 64, 200, 256, 700, 1024, 1500),
-        "loss": 0.05, "loss_before_tap": 0.0, "rnr": 0.0, "corrupt": 0.02, "encap": "roce2",
-        "connections": 1, "ack_every": 2, "credits": "unlimited", "pmtu": 1024,
-        "tx_depth": 16, "rnr_timer": 12, "cm": True, "reorder": 0.01, "duplicate": 0.01,
-        "bidirectional": False, "psn_start": None, "capture_loss": 0.01,
+        **EXT, "ops": {"send": 2, "write": 2, "read": 2},
+        "sizes": (0, 64, 200, 256, 700, 1024, 1500), "loss": 0.05, "loss_before_tap": 0.0,
+        "corrupt": 0.02, "encap": "roce2", "connections": 1, "ack_every": 2,
+        "credits": "unlimited", "pmtu": 1024, "tx_depth": 16, "rnr_timer": 12,
+        "reorder": 0.01, "duplicate": 0.01, "psn_start": None, "capture_loss": 0.01,
         "reorder_delay_ns": 300, "rate_gbps": 10.0, "loss_dir": "both", "ack_delay_ns": 300,
         "resp_delay_ns": 400, "max_rd_atomic": 4, "timeout": 18, "ackreq_every": 4,
-        "prop_ns": 5000, "udp_sport": "qp", "rq_depth": 64, "max_unacked": 16, "fmt": "pcap",
-        "messages": 20, "pfc": True, "drain_gbps": 8.0,
-    })  # extended draw 113 of master 2
+        "rq_depth": 64, "max_unacked": 16, "fmt": "pcap", "messages": 20, "pfc": True,
+        "drain_gbps": 8.0,
+    })  # extended draw 113 of master 2 (a PFC pause draw: a receiver slower than the link)
     res, diff = compare(path, truth)
     assert start_of(res, 26) == ("nak_seq", 21) and start_of(res, 28) == ("nak_seq", 21)
     assert "go_back_n" in flags_of(res, 29) and start_of(res, 29) == ("nak_seq", 22)
