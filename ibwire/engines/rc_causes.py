@@ -6,6 +6,8 @@
 - `_settled_before`: a NAK's restart taken with doubt, shown one by its run going on
   in order (`rc_episodes.run_step`), settles the causes for earlier PSNs that it
   shows the requester had nothing left to resend for.
+- `_before_reaction`: a request sent before the requester had a NAK, by the fastest
+  reaction to one it has shown: no answer to that NAK.
 """
 
 from __future__ import annotations
@@ -57,3 +59,11 @@ def _settled_before(hc, cls, upsn, ts, trig, reason, cz, trig_u, trig_row, trig_
             if trig_kind[h] & (1 << j) and (trig_u[h] < 0 or cz[h, j, 0] < trig_u[h]):
                 trig_u[h] = cz[h, j, 0]
                 trig_row[h] = cz[h, j, 1]
+
+
+@njit(inline="always")
+def _before_reaction(react, ts, h, r, nak_row):
+    """Row r passed the tap sooner after the NAK at `nak_row` than the requester has
+    yet reacted to one (`react`: the least time from a sequence NAK to a restart at its
+    PSN taken with no doubt): it was sent before the requester had that NAK."""
+    return react[h, 1] > 0 and ts[r] - ts[nak_row] < react[h, 0]

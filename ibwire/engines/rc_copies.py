@@ -32,6 +32,7 @@ from ibwire.analysis.rc_rules import (
     C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_RETX, F_RNR_RETRY, GAP_RING, K_LOST_BEFORE, K_RETX,
     K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_RNR,
 )
+from ibwire.engines.rc_causes import _before_reaction
 from ibwire.engines.rc_shared import (
     CZ_NAK, CZ_RNR, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since,
     _in_read_before, _named_at, _rnr_over, _rnr_wait_ns, _rnr_waited, _skipping_run, _spent_only,
@@ -191,7 +192,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # still, so this copy was sent before the requester had the NAK (a resend of an
     # earlier run, delayed). A next request at the NAK's PSN is the restart.
     early = acted and seen and trig_kind[h] == T_NAK and trig_u[h] < u and \
-        react[h, 1] > 0 and ts[i] - ts[trig_row[h]] < react[h, 0]
+        _before_reaction(react, ts, h, i, trig_row[h])
     # So is a copy (or a hole fill) at the PSN of a NAK taken as ignored (a retry
     # covering it seemed under way) that no other cause names: the NAK acted on
     # after all (`_pick_cause`), or a late copy; a run going on from it in order tells.

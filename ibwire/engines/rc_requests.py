@@ -32,6 +32,7 @@ from ibwire.analysis.rc_rules import (
     READ_FIFO,
 )
 
+from ibwire.engines.rc_causes import _before_reaction
 from ibwire.engines.rc_shared import (
     CZ_NAK, SKIP_MAYBE, T_NAK, _mark, _nak_spent, _rnr_over, _rnr_spent, _rnr_wait_ns,
 )
@@ -223,7 +224,7 @@ def nak_reached(upsn, ts, flags, trig, trig_u, trig_row, trig_kind, cz, nak_nxt,
     if p >= 0 and prev_req >= 0 and upsn[prev_req] == p and u != p:
         nak_nxt[h, 2] = -1
         if u == p + 1 and trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == p:
-            if react[h, 1] > 0 and ts[prev_req] - ts[cz[h, CZ_NAK, 1]] < react[h, 0]:
+            if _before_reaction(react, ts, h, prev_req, cz[h, CZ_NAK, 1]):
                 nak_nxt[h, 3] = p
             else:
                 _nak_spent(cz, trig_u, trig_row, trig_kind, h)
@@ -232,7 +233,7 @@ def nak_reached(upsn, ts, flags, trig, trig_u, trig_row, trig_kind, cz, nak_nxt,
     q = nak_nxt[h, 3]
     if q >= 0 and (u == q or not (trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == q)):
         nak_nxt[h, 3] = -1      # (its restart, or another NAK in its place)
-    elif q >= 0 and ts[prev_req] - ts[cz[h, CZ_NAK, 1]] >= react[h, 0] and \
+    elif q >= 0 and not _before_reaction(react, ts, h, prev_req, cz[h, CZ_NAK, 1]) and \
             not flags[prev_req] & F_AMBIGUOUS and \
             not (ep_row[h] > cz[h, CZ_NAK, 1] and trig[ep_row[h]] == cz[h, CZ_NAK, 1]):
         # Two requests since the requester could have gone back, neither at its PSN
