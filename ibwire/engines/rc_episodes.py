@@ -129,8 +129,8 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
 def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, counts,
                   high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
                   ep_next, retrying, nak_new, rgaps, rgap_at, known, known_next, rnr_late, fifo,
-                  f_head, f_len, ep_row, amb_run, pin, nak_nxt, i, h, c, u, seen, cause, rnr_early,
-                  in_gap, run, below, n_ep):
+                  f_head, f_len, ep_row, amb_run, pin, nak_nxt, acked, i, h, c, u, seen, cause,
+                  rnr_early, in_gap, run, below, n_ep):
     """A resend that starts a go-back-N episode: its cause and reason."""
     amb_run[h, 0] = -1
     if ep_active[h] and ep_next[h] < ep_end[h] and u < ep_next[h]:
@@ -201,6 +201,12 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         if seen and not flags[i] & F_AMBIGUOUS and not c & (C_READ_REQ | C_ATOMIC_REQ):
             # (A READ or atomic waits for its responses whatever ACK came.)
             _unheard_acks(hc, cls, syn, upsn, icrc, ts, flags, counts, prev_tx[i], i, h, u)
+        if seen and not flags[i] & F_AMBIGUOUS and u <= acked[h] and \
+                ts[i] - ts[prev_tx[i]] >= MIN_ACK_TIMEOUT_NS:
+            # A timer's restart (no sooner than a timer runs from the PSN's last copy)
+            # begins at the oldest unacknowledged PSN, a READ's missing response
+            # included: READs before it were answered.
+            _drop_answered(fifo, f_head, f_len, h, u)
     if k & T_RNR:
         counts[h, K_RNR_RETRIES] += 1
         if u > rnr_u[h]:

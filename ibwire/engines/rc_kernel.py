@@ -75,7 +75,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "c5dba3db70d6"
+RC_HELPERS_DIGEST = "2ec674205859"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -330,8 +330,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                              rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
                                              retrying, nak_new, rgaps, rgap_at, known, known_next,
                                              rnr_late, fifo, f_head, f_len, ep_row, amb_run, pin,
-                                             nak_nxt, i, h, c, u, seen, cause, rnr_early, in_gap,
-                                             run, below, n_ep)
+                                             nak_nxt, acked, i, h, c, u, seen, cause, rnr_early,
+                                             in_gap, run, below, n_ep)
                         if reason[i] == REASON_NAK_SEQ and not flags[i] & F_AMBIGUOUS and \
                                 trig[i] >= 0 and upsn[trig[i]] == u:
                             if react[h, 1] == 0 or ts[i] - ts[trig[i]] < react[h, 0]:

@@ -1,0 +1,42 @@
+"""RC engine (issue #13): what a timer's restart shows. A local ACK timeout sends the
+requester back to its oldest unacknowledged PSN, a READ's missing response included,
+so every READ before that PSN had its responses, whatever the tap saw. Pinned with
+the frames it is about."""
+
+from __future__ import annotations
+
+from rc_helpers import check_exact, compare, flags_of, generate, start_of
+
+
+def test_a_timer_restart_shows_every_read_before_it_answered(tmp_path):
+    """The timer's run restarts at PSN 815 (8757). A READ's response at PSN 682
+    never passed the tap (the capture missed it), and ACK 815 (8804, lost after the
+    tap) passed it: a stale hole. The requester had those responses, or
+    it would have gone back to 682, not 815. NAK 8816 names 825, a PSN the timer's
+    run had passed: its implicit ACK ends that retry, and the requester goes back
+    to 825 (8836); the run's copy of 827 there (8838) has a bad ICRC, so NAK 8890
+    names 827 and the requester goes back once more (8910). Before, the stale hole
+    held the oldest unacknowledged PSN at 682, so both NAKs were taken as covered
+    by the retry under way, their restarts as late copies, and the runs as an
+    implied NAK's: 912 resends with the wrong cause, 3 frames wrong."""
+    path, truth = generate(tmp_path, "rc_clean", 81244, **{
+        "ops": {"send": 2, "write": 2, "read": 2}, "sizes": (4096, 9000, 20000),
+        "loss": 0.05, "loss_before_tap": 0.3, "rnr": 0.04, "corrupt": 0.02,
+        "encap": "ib-grh", "connections": 3, "ack_every": 4, "credits": "unlimited",
+        "pmtu": 256, "tx_depth": 8, "rnr_timer": 1, "cm": False, "reorder": 0.01,
+        "duplicate": 0.01, "bidirectional": False, "psn_start": 0xFFFFF8,
+        "capture_loss": 0.01, "reorder_delay_ns": 30000, "rate_gbps": 200.0,
+        "loss_dir": "b2a", "ack_delay_ns": 2000, "resp_delay_ns": 400, "max_rd_atomic": 1,
+        "timeout": 18, "ackreq_every": 64, "prop_ns": 200, "udp_sport": "qp",
+        "rq_depth": 4, "max_unacked": 128, "fmt": "pcap", "messages": 20, "pfc": False,
+    })  # extended draw 118 of master 1
+    res, diff = compare(path, truth)
+    assert "go_back_n" in flags_of(res, 8757) and start_of(res, 8757) == ("timeout", None)
+    assert "nak" in flags_of(res, 8816) and "nak" in flags_of(res, 8890)
+    assert "bad_icrc" in flags_of(res, 8838)
+    for frame, nak in ((8836, 8816), (8910, 8890)):
+        assert "go_back_n" in flags_of(res, frame) and "ambiguous" not in flags_of(res, frame)
+        assert start_of(res, frame) == ("nak_seq", nak)
+    assert start_of(res, 8909) == ("nak_seq", 8816) and start_of(res, 8912) == ("nak_seq", 8890)
+    # (8492, a network copy held past its resend, stays the one frame wrong.)
+    assert check_exact(truth, res, diff) == ["retransmission: extra 8492"]
