@@ -5,7 +5,7 @@ the frames it is about."""
 
 from __future__ import annotations
 
-from rc_helpers import check_exact, compare, flags_of, generate, start_of
+from rc_helpers import check_exact, compare, flags_of, generate, reordered, start_of
 
 
 def test_a_timer_restart_shows_every_read_before_it_answered(tmp_path):
@@ -40,3 +40,32 @@ def test_a_timer_restart_shows_every_read_before_it_answered(tmp_path):
     assert start_of(res, 8909) == ("nak_seq", 8816) and start_of(res, 8912) == ("nak_seq", 8890)
     # (8492, a network copy held past its resend, stays the one frame wrong.)
     assert check_exact(truth, res, diff) == ["retransmission: extra 8492"]
+
+
+def test_a_late_fill_after_the_restart_was_decided_is_not_lost_and_shows_the_next_hole(
+        tmp_path):
+    """READ responses for PSNs 148 (401), 147 (402, held back by the network), 149
+    (403). The requester re-reads 147 on 401's showing of its hole (404, 233 ns after,
+    as it reacts to every implied NAK here); 147's response came 158 ns before that
+    restart, once the retry was decided, and filled the hole: the requester, having
+    dropped 148 (out of sequence), finds it missing when 149 comes and re-reads 148
+    (406, 233 ns after 403). Before, 147's response stood as lost after the tap and
+    406 as a timeout's restart. The same three times more in this capture (454, 527, 598)."""
+    path, truth = generate(tmp_path, "rc_clean", 38148, **{
+        "ops": {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
+        "sizes": (4096, 9000, 20000), "loss": 0.02, "loss_before_tap": 0.3, "rnr": 0.04,
+        "corrupt": 0.0, "encap": "ib", "connections": 3, "ack_every": 4,
+        "credits": "unlimited", "pmtu": 256, "tx_depth": 8, "rnr_timer": 12, "cm": False,
+        "reorder": 0.01, "duplicate": 0.0, "bidirectional": False, "psn_start": 0xFFFFF8,
+        "capture_loss": 0.0, "reorder_delay_ns": 300, "rate_gbps": 10.0, "loss_dir": "both",
+        "ack_delay_ns": 300, "resp_delay_ns": 3000, "max_rd_atomic": 1, "timeout": 8,
+        "ackreq_every": 64, "prop_ns": 200, "udp_sport": "qp", "rq_depth": 4,
+        "max_unacked": 128, "fmt": "erf", "messages": 40, "pfc": False,
+    })  # extended draw 155 of master 2
+    res, diff = compare(path, truth)
+    assert reordered(truth, 402) and "lost_after_capture" not in flags_of(res, 402)
+    assert start_of(res, 404) == ("implied_nak", 401)
+    assert "go_back_n" in flags_of(res, 406) and start_of(res, 406) == ("implied_nak", 403)
+    for frame, shown in ((454, 452), (527, 524), (598, 595)):
+        assert start_of(res, frame) == ("implied_nak", shown)
+    assert check_exact(truth, res, diff) == ["retransmission: missing 8970"]

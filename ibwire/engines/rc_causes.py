@@ -8,13 +8,14 @@
   shows the requester had nothing left to resend for.
 - `_before_reaction`: a request sent before the requester had a NAK, by the fastest
   reaction to one it has shown: no answer to that NAK.
+- `_note_reaction`: the requester's fastest reactions, kept as restarts show them.
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-from ibwire.analysis.rc_rules import REASON_NAK_SEQ
+from ibwire.analysis.rc_rules import F_AMBIGUOUS, REASON_IMPLIED, REASON_NAK_SEQ
 from ibwire.engines.rc_run_shape import _too_soon
 from ibwire.engines.rc_shared import CZ_IMPLIED, CZ_NAK, CZ_RNR, T_RNR
 
@@ -67,3 +68,20 @@ def _before_reaction(react, ts, h, r, nak_row):
     yet reacted to one (`react`: the least time from a sequence NAK to a restart at its
     PSN taken with no doubt): it was sent before the requester had that NAK."""
     return react[h, 1] > 0 and ts[r] - ts[nak_row] < react[h, 0]
+
+
+@njit(inline="always")
+def _note_reaction(react, ts, flags, reason, trig, upsn, h, i, u):
+    """Row i, a restart taken with no doubt for the cause at row trig[i]: the time
+    between is one of the requester's reactions. The least, and how many: columns 0-1
+    for a sequence NAK naming u, 2-3 for a response or ACK showing an implied NAK's
+    hole (the requester acts on either as it arrives)."""
+    t = trig[i]
+    if flags[i] & F_AMBIGUOUS or t < 0:
+        return
+    j = 0 if reason[i] == REASON_NAK_SEQ and upsn[t] == u else \
+        2 if reason[i] == REASON_IMPLIED else -1
+    if j >= 0:
+        if react[h, j + 1] == 0 or ts[i] - ts[t] < react[h, j]:
+            react[h, j] = ts[i] - ts[t]
+        react[h, j + 1] += 1

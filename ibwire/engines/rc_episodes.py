@@ -37,7 +37,9 @@ from ibwire.engines.rc_shared import (
     _skipped_by_run, _skipping_run,
 )
 from ibwire.engines.rc_responses import _covered_since
-from ibwire.engines.rc_unseen import _drop_answered, _pin_restart, _unheard_acks, _unseen_implied
+from ibwire.engines.rc_unseen import (
+    _drop_answered, _later_hole, _pin_restart, _timer_answered, _unheard_acks, _unseen_implied,
+)
 
 
 @njit
@@ -129,10 +131,11 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
 def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, counts,
                   high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
                   ep_next, retrying, nak_new, rgaps, rgap_at, known, known_next, rnr_late, fifo,
-                  f_head, f_len, ep_row, amb_run, pin, nak_nxt, acked, i, h, c, u, seen, cause,
-                  rnr_early, in_gap, run, below, n_ep):
+                  f_head, f_len, ep_row, amb_run, pin, nak_nxt, acked, react, rd_gap, i, h, c, u,
+                  seen, cause, rnr_early, in_gap, run, below, n_ep):
     """A resend that starts a go-back-N episode: its cause and reason."""
     amb_run[h, 0] = -1
+    kept_hole = False
     if ep_active[h] and ep_next[h] < ep_end[h] and u < ep_next[h]:
         # (Kept, should the next request show this start a copy: `rc_pending_copies`.)
         amb_run[h, 0] = i
@@ -181,6 +184,8 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
                                   i, h, u)
         if trig[i] >= 0:
             k = T_IMPLIED
+            kept_hole = _later_hole(hc, cls, upsn, icrc, ts, flags, counts, cz, trig_kind, react, h,
+                                    trig[i], i, u)
             if rnr_k and trig[i] == cz[h, CZ_RNR, 1] and _rnr_waited(cz, syn, ts, h, i):
                 k = T_RNR   # an RNR NAK showed the hole: its timer rules (_pick_cause)
     if below and not run:
@@ -201,12 +206,9 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         if seen and not flags[i] & F_AMBIGUOUS and not c & (C_READ_REQ | C_ATOMIC_REQ):
             # (A READ or atomic waits for its responses whatever ACK came.)
             _unheard_acks(hc, cls, syn, upsn, icrc, ts, flags, counts, prev_tx[i], i, h, u)
-        if seen and not flags[i] & F_AMBIGUOUS and u <= acked[h] and \
-                ts[i] - ts[prev_tx[i]] >= MIN_ACK_TIMEOUT_NS:
-            # A timer's restart (no sooner than a timer runs from the PSN's last copy)
-            # begins at the oldest unacknowledged PSN, a READ's missing response
-            # included: READs before it were answered.
-            _drop_answered(fifo, f_head, f_len, h, u)
+        if seen:
+            _timer_answered(hc, cls, upsn, icrc, ts, flags, prev_tx, acked, fifo, f_head, f_len,
+                            i, h, u)
     if k & T_RNR:
         counts[h, K_RNR_RETRIES] += 1
         if u > rnr_u[h]:
@@ -254,6 +256,12 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         trig_kind[h] = 0
         trig_row[h] = -1
         _next_nak(cz, trig_u, trig_row, trig_kind, nak_nxt, h, u)
+        if kept_hole:
+            trig_kind[h] |= T_IMPLIED     # (`_later_hole`; shown again, it is no news)
+            rd_gap[h] = cz[h, CZ_IMPLIED, 0]
+            if trig_u[h] < 0 or cz[h, CZ_IMPLIED, 0] < trig_u[h]:
+                trig_u[h] = cz[h, CZ_IMPLIED, 0]
+                trig_row[h] = cz[h, CZ_IMPLIED, 1]
         if rnr_k and cz_j != CZ_RNR and rnr_u[h] == u == cz[h, CZ_RNR, 0] and \
                 not _rnr_waited(cz, syn, ts, h, i):
             # The RNR NAK `resent` kept (this answers a NAK the requester had

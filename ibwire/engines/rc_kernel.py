@@ -50,12 +50,13 @@ import numpy as np
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_REQ, C_LAST, C_READ_REQ, C_RELIABLE, C_REQUEST, C_RESPONSE, C_UC, F_AMBIGUOUS,
-    F_BAD_ICRC, F_DUP, F_MSG_END, F_RESP_OOS, GAP_RING, K_BAD_ICRC, K_BYTES, K_DUP, K_MESSAGES,
-    K_PACKETS, K_REQUESTS, MIN_ACK_TIMEOUT_NS, READ_FIFO, REASON_NAK_SEQ,
+    C_ATOMIC_REQ, C_LAST, C_READ_REQ, C_RELIABLE, C_REQUEST, C_RESPONSE, C_UC, F_BAD_ICRC, F_DUP,
+    F_MSG_END, F_RESP_OOS, GAP_RING, K_BAD_ICRC, K_BYTES, K_DUP, K_MESSAGES, K_PACKETS,
+    K_REQUESTS, MIN_ACK_TIMEOUT_NS, READ_FIFO,
 )
 
 from ibwire.engines.rc_build import inline_rules, py_twin
+from ibwire.engines.rc_causes import _note_reaction
 from ibwire.engines.rc_shared import AMB_PIN, CRC_BAD, CZ_RNR, T_RNR, _mark, _read_fills
 from ibwire.engines.rc_copies import classify, late_resend, resent, skipped_resend
 from ibwire.engines.rc_late_copies import (
@@ -75,7 +76,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "2ec674205859"
+RC_HELPERS_DIGEST = "e9844def0b99"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -128,9 +129,10 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     rr_row = np.full(n_hc, -1, dtype=np.int64)        # latest READ response row (any)
     seq_nak = np.full(n_hc, -1, dtype=np.int64)       # PSN the latest sequence NAK names, until
     # a request at that PSN (the expected one) or an RNR NAK refusing it passes
-    # The requester's reactions to a NAK: the least time from one to a restart at its
-    # PSN taken with no doubt, and how many such restarts were seen (`jump_decided`).
-    react = np.zeros((n_hc, 2), dtype=np.int64)
+    # The requester's reactions: the least time from a NAK to a restart at its PSN
+    # taken with no doubt, how many such restarts (`jump_decided`); the same for implied
+    # NAKs (`rc_causes._note_reaction`).
+    react = np.zeros((n_hc, 4), dtype=np.int64)
     late_row = np.full(n_hc, -1, dtype=np.int64)
     late_next = np.zeros(n_hc, dtype=np.int64)
     late_cause = np.zeros(n_hc, dtype=np.bool_)    # ... held back while a cause was pending
@@ -330,13 +332,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                              rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
                                              retrying, nak_new, rgaps, rgap_at, known, known_next,
                                              rnr_late, fifo, f_head, f_len, ep_row, amb_run, pin,
-                                             nak_nxt, acked, i, h, c, u, seen, cause, rnr_early,
-                                             in_gap, run, below, n_ep)
-                        if reason[i] == REASON_NAK_SEQ and not flags[i] & F_AMBIGUOUS and \
-                                trig[i] >= 0 and upsn[trig[i]] == u:
-                            if react[h, 1] == 0 or ts[i] - ts[trig[i]] < react[h, 0]:
-                                react[h, 0] = ts[i] - ts[trig[i]]
-                            react[h, 1] += 1
+                                             nak_nxt, acked, react, rd_gap, i, h, c, u, seen,
+                                             cause, rnr_early, in_gap, run, below, n_ep)
+                        _note_reaction(react, ts, flags, reason, trig, upsn, h, i, u)
                     elif u > ep_next[h]:
                         run_jump(first_tx, flags, episode, gap, reason, counts, acked, ep_last,
                                  ep_cur, ep_next, rgaps, rgap_at, jmp, ep_amb, ep_row, delays,

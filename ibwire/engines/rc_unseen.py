@@ -20,7 +20,7 @@ from ibwire.analysis.rc_rules import (
     READ_FIFO, REASON_RNR, SYN_ACK, SYN_NAK, SYN_RNR,
 )
 from ibwire.engines.rc_shared import (
-    CRC_BAD, SCAN_ROWS, SYN_VALUE_MASK, SYN_VALUE_SHIFT, _syn_kind,
+    CRC_BAD, CZ_IMPLIED, SCAN_ROWS, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, _syn_kind,
 )
 
 
@@ -95,6 +95,56 @@ def _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, tr
                          and 0 <= pin[h, 3] <= u and not flags[pin[h, 1]] & F_AMBIGUOUS):
             after = r
     return best
+
+
+@njit
+def _timer_answered(hc, cls, upsn, icrc, ts, flags, prev_tx, acked, fifo, f_head, f_len, i, h,
+                    u):
+    """Row i, a timer's restart at PSN u (no cause seen), taken with no doubt: not
+    flagged ambiguous, at or before the first PSN the ACKs seen leave unacknowledged
+    (past it, the timer may have sent the requester back further, its first resends
+    missing at the tap), and no sooner than the shortest ACK timeout after the PSN's
+    last copy (sooner, no timer's). It began at the oldest unacknowledged PSN, a
+    READ's missing response included: READs before u the tap saw incomplete were
+    answered (the capture missed responses) and leave the FIFO. Not one whose
+    missing response the tap saw arrive damaged or lost after it: the requester
+    surely lacks that, so the restart began before u after all."""
+    if flags[i] & F_AMBIGUOUS or u > acked[h] or ts[i] - ts[prev_tx[i]] < MIN_ACK_TIMEOUT_NS:
+        return
+    while f_len[h] > 0 and fifo[h, f_head[h], 2] <= u:
+        q = fifo[h, f_head[h], 1]
+        for r in range(i - 1, max(i - SCAN_ROWS, -1), -1):
+            if hc[r] == h and cls[r] & (C_READ_RESP | C_ATOMIC_ACK) and upsn[r] == q and (
+                    icrc[r] == CRC_BAD or flags[r] & F_LOST_AFTER):
+                return
+        f_head[h] = (f_head[h] + 1) % READ_FIFO
+        f_len[h] -= 1
+
+
+@njit
+def _later_hole(hc, cls, upsn, icrc, ts, flags, counts, cz, trig_kind, react, h, t, i, u):
+    """Row i restarts at PSN u for the hole shown at row t. A response at u that
+    passed between them, sooner before the restart than the requester has yet reacted
+    to an implied NAK (`react`), came once the retry was decided: the requester may well have
+    had it, so it is not taken as lost after the tap (`_unseen_implied` took it so).
+    Returns whether the pending implied NAK names a later hole shown after such a
+    response: once it came, the requester's oldest unacknowledged PSN passed u, so
+    the retry at u does not cover that hole (IBA 9.7.5.1.3) and it stays pending (a
+    requester drops a response past a hole, so one after the hole's fill shows the
+    next PSN missing)."""
+    if react[h, 3] == 0 or i - t > SCAN_ROWS:
+        return False
+    got = -1
+    for r in range(t + 1, i):
+        if hc[r] == h and cls[r] & (C_READ_RESP | C_ATOMIC_ACK) and upsn[r] == u and \
+                icrc[r] != CRC_BAD and ts[i] - ts[r] < react[h, 2]:
+            if flags[r] & F_LOST_AFTER:
+                flags[r] &= ~F_LOST_AFTER
+                counts[h, K_LOST_AFTER] -= 1
+            if got < 0:
+                got = r
+    return got >= 0 and trig_kind[h] & T_IMPLIED != 0 and cz[h, CZ_IMPLIED, 2] == 0 and \
+        cz[h, CZ_IMPLIED, 0] > u and cz[h, CZ_IMPLIED, 1] > got
 
 
 @njit
