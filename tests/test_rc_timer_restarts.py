@@ -1,7 +1,8 @@
-"""RC engine (issue #13): what a timer's restart shows. A local ACK timeout sends the
-requester back to its oldest unacknowledged PSN, a READ's missing response included,
-so every READ before that PSN had its responses, whatever the tap saw. Pinned with
-the frames it is about."""
+"""RC engine (issue #13): what a timer's restart shows, and a READ restart decided
+before its late fill came. A local ACK timeout sends the requester back to its
+oldest unacknowledged PSN, a READ's missing response included, so every READ before
+that PSN had its responses, whatever the tap saw (unless the tap saw one arrive
+damaged or lost after it). Pinned with the frames they are about."""
 
 from __future__ import annotations
 
@@ -41,6 +42,28 @@ def test_a_timer_restart_shows_every_read_before_it_answered(tmp_path):
     # (8492, a network copy held past its resend, stays the one frame wrong.)
     assert check_exact(truth, res, diff) == ["retransmission: extra 8492"]
 
+
+
+def test_no_timer_restart_clears_a_read_whose_response_was_lost_after_the_tap(tmp_path):
+    """The READ re-request at PSN ..933 that began a timer's run (6489) stands as a
+    late copy, ambiguous, and the packet after it (6490, ..959) as the timer's
+    restart. That READ still lacks its response at ..933, which the tap saw arrive
+    damaged (6345, bad ICRC): the requester surely has not got it, so 6490 was not
+    at its oldest unacknowledged PSN and clears no READ. The READ's later hole at
+    ..945, shown at 6503, is the cause of the re-read there (6506); with the READ
+    cleared, that re-read stood as a timeout's."""
+    path, truth = generate(tmp_path, "rc_clean", 87994, **{
+        "ops": {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
+        "sizes": (4096, 9000, 20000), "loss": 0.05, "loss_before_tap": 1.0, "rnr": 0.0,
+        "corrupt": 0.02, "encap": "roce2", "connections": 3, "ack_every": 4,
+        "credits": "unlimited", "pmtu": 256, "tx_depth": 2, "rnr_timer": 6, "cm": True,
+        "reorder": 0.01, "duplicate": 0.0, "messages": 20,
+    })  # wider draw 8 of seed 353
+    res, diff = compare(path, truth)
+    assert "ambiguous" in flags_of(res, 6489) and "bad_icrc" in flags_of(res, 6345)
+    assert "go_back_n" in flags_of(res, 6490) and start_of(res, 6490) == ("timeout", None)
+    assert "go_back_n" in flags_of(res, 6506) and start_of(res, 6506) == ("implied_nak", 6503)
+    assert check_exact(truth, res, diff) == []
 
 def test_a_late_fill_after_the_restart_was_decided_is_not_lost_and_shows_the_next_hole(
         tmp_path):
