@@ -4,10 +4,13 @@ A requester's restart tells what it did and did not receive. A READ re-requested
 from a PSN whose response the tap saw pass lost that response after the tap, and the
 next response past it was the implied NAK (`_unseen_implied`); a timeout restart
 never got the ACKs of that PSN the tap saw well before it (`_unheard_acks`); a
-restart at the PSN a NAK names had every READ response before it (`_drop_answered`);
-a restart at a READ leaves the requester waiting for that READ's response before any
-later ACK counts (`_pin_restart`). Numba functions the episode rules call
-(`rc_episodes`, `rc_pending_copies`; rare: not inlined).
+restart at the PSN a NAK names had every READ response before it (`_drop_answered`),
+and so had a timer's restart taken with no doubt (`_timer_answered`); a restart at a
+READ leaves the requester waiting for that READ's response before any later ACK
+counts (`_pin_restart`); a response at its PSN that came once it was decided was no
+loss, and the next hole it shows is still to be answered (`_later_hole`). Numba
+functions the episode rules call (`rc_episodes`, `rc_pending_copies`; rare: not
+inlined).
 """
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
@@ -124,9 +127,10 @@ def _timer_answered(hc, cls, upsn, icrc, ts, flags, prev_tx, acked, fifo, f_head
 @njit
 def _later_hole(hc, cls, upsn, icrc, ts, flags, counts, cz, trig_kind, react, h, t, i, u):
     """Row i restarts at PSN u for the hole shown at row t. A response at u that
-    passed between them, sooner before the restart than the requester has yet reacted
-    to an implied NAK (`react`), came once the retry was decided: the requester may well have
-    had it, so it is not taken as lost after the tap (`_unseen_implied` took it so).
+    passed between them, sooner before the restart than the requester has yet
+    reacted to an implied NAK (`react`), came once the retry was decided: the
+    requester may well have had it, so it is not taken as lost after the tap
+    (`_unseen_implied` took it so).
     Returns whether the pending implied NAK names a later hole shown after such a
     response: once it came, the requester's oldest unacknowledged PSN passed u, so
     the retry at u does not cover that hole (IBA 9.7.5.1.3) and it stays pending (a
