@@ -12,7 +12,8 @@ Rules (IBA Vol. 1 ch. 9, protocol-facts §7; behaviour matched to rxe):
   ("implied NAK": retry from the first missing response PSN);
 * NAK PSN sequence error p: acknowledge < p and go back to p (go-back-N); while a
   retry from PSN r is in progress (until una passes r), NAKs and implied NAKs for
-  PSNs >= r are ignored: the restart already covers them;
+  PSNs >= r are ignored: the restart already covers them; so are those for PSNs
+  the next packet to send has not passed (it gets there in order);
 * local ACK timeout (4.096 us * 2**timeout without progress): go back to the
   oldest unacknowledged PSN; every retry spends `retry_cnt`, progress refills it;
 * RNR NAK p: acknowledge < p, wait the NAK's RNR timer (restarted by every
@@ -297,8 +298,11 @@ class Requester:
             return
         if reason != "timeout" and self.retry_active and psn_diff(p, self.retry_psn) >= 0:
             return          # a restart from an earlier PSN is under way and covers p
-        if psn_diff(p, self.cursor) > 0:
-            return          # a resend in progress is behind p: it gets there in order
+        if psn_diff(p, self.cursor) > 0 or (reason != "timeout" and p == self.cursor):
+            # A resend in progress behind p gets there in order; at p (its next
+            # packet is p's) no retry either: rxe retries only when its next PSN is
+            # past the NAK's (rxe_comp.c, "no point in retrying").
+            return
         self.retry_left -= 1
         if self.retry_left < 0:
             self._error("retry_exceeded")
