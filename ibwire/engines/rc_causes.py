@@ -9,15 +9,79 @@
 - `_before_reaction`: a request sent before the requester had a NAK, by the fastest
   reaction to one it has shown: no answer to that NAK.
 - `_note_reaction`: the requester's fastest reactions, kept as restarts show them.
+- `_keep_nak`, `_last_kept`, `_next_nak`, `_kept_next`, `_kept_at`: sequence NAKs past the
+  pending one, kept in the order they came (`nak_nxt`), each a cause in turn once a
+  restart answers the one before (or the requester is shown to have ignored it).
 """
 
-from __future__ import annotations
+from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 from numba import njit
 
 from ibwire.analysis.rc_rules import F_AMBIGUOUS, REASON_IMPLIED, REASON_NAK_SEQ
 from ibwire.engines.rc_run_shape import _too_soon
-from ibwire.engines.rc_shared import CZ_IMPLIED, CZ_NAK, CZ_RNR, T_RNR
+from ibwire.engines.rc_shared import (
+    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_NAK, T_RNR, _note_cause, _port_pace,
+)
+
+# Sequence NAKs kept back past the pending one (`nak_nxt` columns 0-1, then pairs from
+# KEPT_AT on): a responder NAKs each new hole once, so a handful covers any burst.
+KEPT_AT = 4
+NAK_KEPT = 4
+
+
+@njit(inline="always")
+def _last_kept(nak_nxt, h):
+    """The PSN of the latest sequence NAK kept back (-1: none)."""
+    last = nak_nxt[h, 0]
+    for k in range(NAK_KEPT - 1):
+        if nak_nxt[h, KEPT_AT + 2 * k] >= 0:
+            last = nak_nxt[h, KEPT_AT + 2 * k]
+    return last
+
+
+@njit(inline="always")
+def _keep_nak(nak_nxt, h, u, row):
+    """Keep the sequence NAK at `row` (PSN u) back, after those kept before it. (With
+    all places taken it replaces the latest: its implicit ACK answers that one.)"""
+    if nak_nxt[h, 0] < 0:
+        nak_nxt[h, 0] = u
+        nak_nxt[h, 1] = row
+        return
+    k = 0
+    while k < NAK_KEPT - 2 and nak_nxt[h, KEPT_AT + 2 * k] >= 0:
+        k += 1
+    nak_nxt[h, KEPT_AT + 2 * k] = u
+    nak_nxt[h, KEPT_AT + 2 * k + 1] = row
+
+
+@njit(inline="always")
+def _pop_kept(nak_nxt, h):
+    """The next kept NAK moves up to the first place."""
+    nak_nxt[h, 0] = nak_nxt[h, KEPT_AT]
+    nak_nxt[h, 1] = nak_nxt[h, KEPT_AT + 1]
+    for k in range(NAK_KEPT - 2):
+        nak_nxt[h, KEPT_AT + 2 * k] = nak_nxt[h, KEPT_AT + 2 * k + 2]
+        nak_nxt[h, KEPT_AT + 2 * k + 1] = nak_nxt[h, KEPT_AT + 2 * k + 3]
+    nak_nxt[h, KEPT_AT + 2 * (NAK_KEPT - 2)] = -1
+    nak_nxt[h, KEPT_AT + 2 * (NAK_KEPT - 2) + 1] = -1
+
+
+@njit(inline="always")
+def _next_nak(cz, trig_u, trig_row, trig_kind, nak_nxt, h, u):
+    """A restart at PSN u answered the pending causes: of the sequence NAKs kept back
+    (`_keep_nak`), the first naming a PSN past u becomes the pending one (its implicit
+    ACK ends the retry just begun, and the requester restarts for it); those at or
+    before u the restart answered too; the later ones stay kept, in order."""
+    while 0 <= nak_nxt[h, 0] <= u:
+        _pop_kept(nak_nxt, h)
+    if nak_nxt[h, 0] > u:
+        _note_cause(cz, trig_kind, h, CZ_NAK, T_NAK, nak_nxt[h, 0], nak_nxt[h, 1])
+        trig_kind[h] |= T_NAK
+        trig_u[h] = nak_nxt[h, 0]
+        trig_row[h] = nak_nxt[h, 1]
+        nak_nxt[h, 2] = nak_nxt[h, 0]   # ... unless the run reaches it in order
+        _pop_kept(nak_nxt, h)
 
 
 @njit(inline="always")
@@ -85,3 +149,47 @@ def _note_reaction(react, ts, flags, reason, trig, upsn, h, i, u):
         if react[h, j + 1] == 0 or ts[i] - ts[t] < react[h, j]:
             react[h, j] = ts[i] - ts[t]
         react[h, j + 1] += 1
+
+
+@njit(inline="always")
+def _kept_next(cz, trig_u, trig_row, trig_kind, nak_nxt, h):
+    """The pending sequence NAK is spent with no restart (the requester ignored it):
+    the next one kept back behind it is pending now, awaiting the run as one a
+    restart made pending (`_next_nak`)."""
+    if nak_nxt[h, 0] >= 0 and not trig_kind[h] & T_NAK:
+        _note_cause(cz, trig_kind, h, CZ_NAK, T_NAK, nak_nxt[h, 0], nak_nxt[h, 1])
+        trig_kind[h] |= T_NAK
+        if trig_u[h] < 0 or nak_nxt[h, 0] < trig_u[h]:
+            trig_u[h] = nak_nxt[h, 0]
+            trig_row[h] = nak_nxt[h, 1]
+        nak_nxt[h, 2] = nak_nxt[h, 0]
+        _pop_kept(nak_nxt, h)
+
+
+@njit(inline="always")
+def _kept_at(cz, trig_u, trig_row, trig_kind, nak_nxt, react, ts, min_gap, run_gap, h, i, u):
+    """A restart (row i) at exactly the PSN of a NAK kept back behind the pending
+    one: the requester acted on that NAK (whose implicit ACK answers the pending one
+    and every NAK kept before it), so it is the pending NAK now. Not one sooner after
+    that NAK than the requester's fastest reaction to one, less a packet time (a
+    reaction seen may include the packet it finished first): it was sent before the
+    requester had that NAK, the pending one's run with its first packets missing."""
+    old = cz[h, CZ_NAK, 0]
+    k = -1
+    if nak_nxt[h, 0] == u:
+        k = 0
+    for j in range(NAK_KEPT - 1):
+        if nak_nxt[h, KEPT_AT + 2 * j] == u:
+            k = j + 1
+    if k < 0:
+        return
+    row = nak_nxt[h, 1] if k == 0 else nak_nxt[h, KEPT_AT + 2 * (k - 1) + 1]
+    if react[h, 1] == 0 or ts[i] - ts[row] < react[h, 0] - max(_port_pace(min_gap, run_gap, h), 0):
+        return
+    for _ in range(k):
+        _pop_kept(nak_nxt, h)
+    _note_cause(cz, trig_kind, h, CZ_NAK, T_NAK, u, nak_nxt[h, 1])
+    if trig_u[h] == old:
+        trig_u[h] = u
+        trig_row[h] = nak_nxt[h, 1]
+    _pop_kept(nak_nxt, h)

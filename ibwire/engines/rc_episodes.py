@@ -30,10 +30,10 @@ from ibwire.analysis.rc_rules import (
     REASON_TIMEOUT,
 )
 
-from ibwire.engines.rc_causes import _rnr_still_due, _settled_before
+from ibwire.engines.rc_causes import _kept_at, _next_nak, _rnr_still_due, _settled_before
 from ibwire.engines.rc_shared import (
     AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR,
-    _earlier_hole, _named_at, _next_nak, _pick_cause, _rnr_over, _rnr_waited, _run_from,
+    _earlier_hole, _named_at, _pick_cause, _rnr_over, _rnr_waited, _run_from,
     _skipped_by_run, _skipping_run,
 )
 from ibwire.engines.rc_responses import _covered_since
@@ -131,8 +131,8 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
 def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, counts,
                   high, trig_u, trig_row, trig_kind, cz, rnr_u, ep_active, ep_last, ep_end, ep_cur,
                   ep_next, retrying, nak_new, rgaps, rgap_at, known, known_next, rnr_late, fifo,
-                  f_head, f_len, ep_row, amb_run, pin, nak_nxt, acked, react, rd_gap, i, h, c, u,
-                  seen, cause, rnr_early, in_gap, run, below, n_ep):
+                  f_head, f_len, ep_row, amb_run, pin, nak_nxt, acked, react, rd_gap, min_gap,
+                  run_gap, i, h, c, u, seen, cause, rnr_early, in_gap, run, below, n_ep):
     """A resend that starts a go-back-N episode: its cause and reason."""
     amb_run[h, 0] = -1
     kept_hole = False
@@ -158,6 +158,8 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
     k = trig_kind[h] if trig_u[h] >= 0 else 0
     if rnr_early:
         k &= ~T_RNR
+    if k & T_NAK and 0 <= cz[h, CZ_NAK, 0] < u and cz[h, CZ_NAK, 2] == 0:
+        _kept_at(cz, trig_u, trig_row, trig_kind, nak_nxt, react, ts, min_gap, run_gap, h, i, u)
     # The cause this restart answers (none: a timeout, or an implied NAK the tap
     # could not see).
     _earlier_hole(cz, trig_u, trig_row, trig_kind, h, u)

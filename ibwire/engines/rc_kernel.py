@@ -56,7 +56,7 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_build import inline_rules, py_twin
-from ibwire.engines.rc_causes import _note_reaction
+from ibwire.engines.rc_causes import KEPT_AT, NAK_KEPT, _note_reaction
 from ibwire.engines.rc_shared import AMB_PIN, CRC_BAD, CZ_RNR, T_RNR, _mark, _read_fills
 from ibwire.engines.rc_copies import classify, late_resend, resent, skipped_resend
 from ibwire.engines.rc_late_copies import (
@@ -76,7 +76,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "74511353c8db"
+RC_HELPERS_DIGEST = "0d7b49c31ea8"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -94,7 +94,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     # A sequence NAK past the pending one's PSN, no copy of that PSN seen since it: its
     # PSN and row (a cause once a restart answers the pending one); the PSN of one so
     # made pending, until its run reaches it; then, if owed still, its PSN (`nak_reached`).
-    nak_nxt = np.full((n_hc, 4), -1, dtype=np.int64)
+    # Later ones kept back after the first, in order (`rc_causes._keep_nak`).
+    nak_nxt = np.full((n_hc, KEPT_AT + 2 * (NAK_KEPT - 1)), -1, dtype=np.int64)
     rnr_u = np.full(n_hc, -1, dtype=np.int64)
     ep_active = np.zeros(n_hc, dtype=np.bool_)
     ep_last = np.zeros(n_hc, dtype=np.int64)
@@ -332,8 +333,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                                              rnr_u, ep_active, ep_last, ep_end, ep_cur, ep_next,
                                              retrying, nak_new, rgaps, rgap_at, known, known_next,
                                              rnr_late, fifo, f_head, f_len, ep_row, amb_run, pin,
-                                             nak_nxt, acked, react, rd_gap, i, h, c, u, seen,
-                                             cause, rnr_early, in_gap, run, below, n_ep)
+                                             nak_nxt, acked, react, rd_gap, min_gap, run_gap,
+                                             i, h, c, u, seen, cause, rnr_early, in_gap, run,
+                                             below, n_ep)
                         _note_reaction(react, ts, flags, reason, trig, upsn, h, i, u)
                     elif u > ep_next[h]:
                         run_jump(first_tx, flags, episode, gap, reason, counts, acked, ep_last,

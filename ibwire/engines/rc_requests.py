@@ -32,7 +32,7 @@ from ibwire.analysis.rc_rules import (
     READ_FIFO,
 )
 
-from ibwire.engines.rc_causes import _before_reaction
+from ibwire.engines.rc_causes import _before_reaction, _kept_next
 from ibwire.engines.rc_shared import (
     CZ_NAK, SKIP_MAYBE, T_NAK, _mark, _nak_spent, _rnr_over, _rnr_spent, _rnr_wait_ns,
 )
@@ -228,6 +228,7 @@ def nak_reached(upsn, ts, flags, trig, trig_u, trig_row, trig_kind, cz, nak_nxt,
                 nak_nxt[h, 3] = p
             else:
                 _nak_spent(cz, trig_u, trig_row, trig_kind, h)
+                _kept_next(cz, trig_u, trig_row, trig_kind, nak_nxt, h)
     elif p >= 0 and u > p:
         nak_nxt[h, 2] = -1
     q = nak_nxt[h, 3]
@@ -242,6 +243,7 @@ def nak_reached(upsn, ts, flags, trig, trig_u, trig_row, trig_kind, cz, nak_nxt,
         # and the copy decided otherwise, or a requester that ignored the NAK).
         nak_nxt[h, 3] = -1
         _nak_spent(cz, trig_u, trig_row, trig_kind, h)
+        _kept_next(cz, trig_u, trig_row, trig_kind, nak_nxt, h)
     if delays[h] and trig_kind[h] & T_NAK and cz[h, CZ_NAK, 2] == 1 and \
             prev_req > cz[h, CZ_NAK, 1] and upsn[prev_req] == cz[h, CZ_NAK, 0] < u:
         # (Else a later copy there is held for the next request, `rc_copies.classify`:

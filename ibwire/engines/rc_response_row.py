@@ -27,6 +27,7 @@ from ibwire.engines.rc_shared import (
     CRC_BAD, CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_NAK, T_RNR, _mark, _rnr_wait_ns,
     _rnr_waited, _syn_kind,
 )
+from ibwire.engines.rc_causes import _last_kept
 from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_response
 
 
@@ -49,9 +50,11 @@ def response_row(hc, cls, icrc, upsn, syn, msn, ts, rtt, prev_tx, rtt_fb, flags,
         _mark(flags, counts, i, h, F_COPY, K_COPIES)
     else:
         nak_stale = (seq_err or kind == SYN_RNR) and u < pos_acked[h]
+        kept_psn = _last_kept(nak_nxt, h)
         stash = seq_err and not nak_stale and trig_kind[h] & T_NAK != 0 and \
             cz[h, CZ_NAK, 2] == 0 and 0 <= cz[h, CZ_NAK, 0] < u and \
-            (seq_nak[h] == cz[h, CZ_NAK, 0] or nak_nxt[h, 3] == cz[h, CZ_NAK, 0])
+            (seq_nak[h] == cz[h, CZ_NAK, 0] or nak_nxt[h, 3] == cz[h, CZ_NAK, 0] or
+             (0 <= kept_psn < u and seq_nak[h] == kept_psn))
         if seq_err and u >= seq_nak[h]:
             # (Not one naming a PSN below the pending one: the responder's expected
             # PSN never goes back, so that is an older NAK the network delayed.)
@@ -76,7 +79,8 @@ def response_row(hc, cls, icrc, upsn, syn, msn, ts, rtt, prev_tx, rtt_fb, flags,
             if kind == SYN_ACK:
                 ack(upsn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits, counts, acked, epsn,
                     trig_u, trig_row, trig_kind, cz, retrying, fifo, f_head, f_len, rd_gap,
-                    min_rtt, ack_row, ack_u, ep_row, trig, reason, pin, seq_nak, i, h, c, u, s)
+                    min_rtt, ack_row, ack_u, ep_row, trig, reason, pin, seq_nak, nak_nxt, i, h, c,
+                    u, s)
             elif kind == SYN_RNR or kind == SYN_NAK:
                 if kind == SYN_RNR and trig_kind[h] & T_RNR and cz[h, CZ_RNR, 0] == u and (
                         rnr_req[h] > cz[h, CZ_RNR, 1] or _rnr_waited(cz, syn, ts, h, i)):

@@ -38,6 +38,7 @@ from ibwire.analysis.rc_rules import (
 
 from numba import njit
 
+from ibwire.engines.rc_causes import _keep_nak, _last_kept
 from ibwire.engines.rc_shared import (
     CRC_BAD, CZ_IMPLIED, CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR,
     _mark, _note_cause, _note_implied, _rtt_sample, _syn_kind,
@@ -268,7 +269,7 @@ def read_response(hc, cls, icrc, upsn, ts, rtt, prev_tx, rtt_fb, flags, counts, 
 
 def ack(upsn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits, counts, acked, epsn, trig_u,
         trig_row, trig_kind, cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u,
-        ep_row, trig, reason, pin, seq_nak, i, h, c, u, s):
+        ep_row, trig, reason, pin, seq_nak, nak_nxt, i, h, c, u, s):
     """An ACK."""
     if c & C_ACK:
         counts[h, K_ACKS] += 1
@@ -297,8 +298,11 @@ def ack(upsn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits, counts, acked, 
     # With no copy of the PSN the pending NAK names seen since that NAK, the ACK
     # answers no restart for it: the responder took a copy already on its way (a
     # late one), and the requester, which got the NAK first, restarts all the same.
+    # So for one kept back behind another (`rc_causes`): its run decides it.
     fresh_nak = trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == trig_u[h] and \
-        cz[h, CZ_NAK, 2] == 0 and seq_nak[h] == trig_u[h]
+        cz[h, CZ_NAK, 2] == 0 and (seq_nak[h] == trig_u[h] or
+                                   (nak_nxt[h, 0] >= 0 and seq_nak[h] == _last_kept(nak_nxt, h))
+                                   or trig_u[h] == nak_nxt[h, 2] or trig_u[h] == nak_nxt[h, 3])
     if trig_u[h] >= 0 and acked[h] > trig_u[h] and not trig_kind[h] & T_IMPLIED and \
             not fresh_nak:
         # The refused PSN is acknowledged: nothing to resend. (Not an implied
@@ -340,8 +344,7 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
         if code == 0 and stash:
             # The requester restarts for the pending NAK first; this one's implicit
             # ACK then ends that retry, and it restarts again here (`episode_start`).
-            nak_nxt[h, 0] = u
-            nak_nxt[h, 1] = i
+            _keep_nak(nak_nxt, h, u, i)
         elif code == 0 and not nak_stale:
             _note_cause(cz, trig_kind, h, CZ_NAK, T_NAK, u, i)
             if cz[h, CZ_NAK, 1] == i and _retry_covers(upsn, flags, cz, acked, fifo, f_head,

@@ -101,20 +101,6 @@ def _named_at(cz, trig_kind, h, lo, u, acted, since):
 
 
 @njit(inline="always")
-def _next_nak(cz, trig_u, trig_row, trig_kind, nak_nxt, h, u):
-    """A restart at PSN u answered the pending causes: a sequence NAK kept back past
-    that cause's PSN (`nak_nxt`) becomes the pending one if it names a PSN past u (its
-    implicit ACK ends the retry just begun, and the requester restarts for it)."""
-    if nak_nxt[h, 0] > u:
-        _note_cause(cz, trig_kind, h, CZ_NAK, T_NAK, nak_nxt[h, 0], nak_nxt[h, 1])
-        trig_kind[h] |= T_NAK
-        trig_u[h] = nak_nxt[h, 0]
-        trig_row[h] = nak_nxt[h, 1]
-        nak_nxt[h, 2] = nak_nxt[h, 0]   # ... unless the run reaches it in order
-    nak_nxt[h, 0] = -1
-
-
-@njit(inline="always")
 def _note_implied(cz, trig_kind, h, p, row, fresh, ignored):
     """A response at `row` shows the READ/atomic hole at PSN p (`fresh`: its first
     showing; `ignored`: a retry under way covers it, the requester acts not). The

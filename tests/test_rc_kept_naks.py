@@ -1,0 +1,103 @@
+"""RC engine (issue #13): sequence NAKs in a row. A responder NAKs each new hole once;
+when several NAKs come before the requester's restart for the first, each is kept in
+the order it came and becomes the pending cause in turn (`rc_causes`). And the
+generator's requester, as rxe, starts no retry for a NAK whose PSN is the next one it
+would send anyway. Pinned with the frames they are about."""
+
+from __future__ import annotations
+
+from rc_helpers import check_exact, compare, flags_of, generate, start_of
+
+# Extended draws of `tools/rc_sweep.py` (master, draw), by their parameters.
+NAK_BURST = {
+    "ops": {"send": 2, "write": 2, "read": 2}, "sizes": (4096, 9000, 20000), "loss": 0.0,
+    "loss_before_tap": 1.0, "rnr": 0.0, "corrupt": 0.02, "encap": "roce1", "connections": 1,
+    "ack_every": 4, "credits": "count", "pmtu": 256, "tx_depth": 8, "rnr_timer": 1,
+    "cm": True, "reorder": 0.03, "duplicate": 0.0, "bidirectional": False,
+    "psn_start": 16777208, "capture_loss": 0.01, "reorder_delay_ns": 300,
+    "rate_gbps": 100.0, "loss_dir": "a2b", "ack_delay_ns": 20000, "resp_delay_ns": 50,
+    "max_rd_atomic": 4, "timeout": 18, "ackreq_every": 64, "prop_ns": 5000,
+    "udp_sport": "qp", "rq_depth": None, "max_unacked": 128, "fmt": "pcapng",
+    "messages": 20, "pfc": False,
+}  # extended draw 29 of master 2
+
+
+def _nak_caused(truth, frame):
+    return [r["frame"] for r in truth["retransmissions"] if r["trigger_frame"] == frame]
+
+
+def test_three_naks_in_a_row_each_wait_their_turn(tmp_path):
+    """NAKs for PSNs 396 (2590), 398 (2599) and 399 (2600), 350 ns apart, before
+    the restart at 396 (2602). The later two are kept behind the first, so the
+    restart answers it; before, the third took the first's place and the restart
+    stood as a timeout's (13 resends on another cause)."""
+    path, truth = generate(tmp_path, "rc_clean", 8471, **NAK_BURST)
+    res, diff = compare(path, truth)
+    assert all("nak" in flags_of(res, f) for f in (2590, 2599, 2600))
+    assert "go_back_n" in flags_of(res, 2602) and start_of(res, 2602) == ("nak_seq", 2590)
+    assert start_of(res, 2614) == ("nak_seq", 2590)
+    assert check_exact(truth, res, diff) == ["retransmission: missing 4041"]
+
+
+def test_a_nak_reached_in_order_hands_over_to_the_next_kept(tmp_path):
+    """NAKs for PSNs 918, 920, 923 and 924 (5265-5268). The restart at 918 (5269)
+    reaches 920 in order after the requester had that NAK (5271, 5.03 us after it,
+    its fastest reaction): the requester's next PSN was 920 already, so it started
+    no retry (rxe retries only when its next PSN is past the NAK's; so does the
+    generator's requester now). The NAK for 923 is pending next: the run's 923 (5274)
+    came before the requester could have had it, so the go-back there (5275) is its
+    restart; likewise for 924 (5287)."""
+    path, truth = generate(tmp_path, "rc_clean", 8471, **NAK_BURST)
+    assert _nak_caused(truth, 5266) == []
+    res, _ = compare(path, truth)
+    assert start_of(res, 5271) == ("nak_seq", 5265)
+    assert "go_back_n" in flags_of(res, 5275) and start_of(res, 5275) == ("nak_seq", 5267)
+    assert start_of(res, 5286) == ("nak_seq", 5267)
+
+
+def test_a_restart_at_a_kept_naks_psn_answers_it(tmp_path):
+    """NAK 1391 (PSN ..031, lost after the tap), ACK 1395, NAKs 1396 (..060, lost
+    after the tap) and 1397 (..061); the restart at ..061 (1398) comes 5.025 us
+    after the last, the requester's reaction: it answers that NAK (whose implicit
+    ACK answers the two before), not the first one pending."""
+    path, truth = generate(tmp_path, "rc_clean", 9844, **{
+        "ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (4096, 9000, 20000),
+        "loss": 0.05, "loss_before_tap": 0.0, "rnr": 0.0, "corrupt": 0.0, "encap": "ib-grh",
+        "connections": 1, "ack_every": 4, "credits": "unlimited", "pmtu": 256, "tx_depth": 2,
+        "rnr_timer": 1, "cm": True, "reorder": 0.01, "duplicate": 0.0,
+        "bidirectional": False, "psn_start": None, "capture_loss": 0.0,
+        "reorder_delay_ns": 3000, "rate_gbps": None, "loss_dir": "b2a", "ack_delay_ns": 300,
+        "resp_delay_ns": 3000, "max_rd_atomic": 16, "timeout": 14, "ackreq_every": 4,
+        "prop_ns": 5000, "udp_sport": "flow", "rq_depth": 4, "max_unacked": 128,
+        "fmt": "pcapng", "messages": 40, "pfc": False,
+    })  # extended draw 75 of master 2
+    res, diff = compare(path, truth)
+    assert "go_back_n" in flags_of(res, 1398) and start_of(res, 1398) == ("nak_seq", 1397)
+    assert start_of(res, 1456) == ("nak_seq", 1397)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_an_ack_does_not_cancel_a_kept_naks_restart(tmp_path):
+    """NAKs for PSNs 561, 571 and 574 (10102-10104) kept behind the pending one; the
+    run for that one passes 561 before the requester could have had its NAK, so a
+    restart there is owed. An old ACK the network held (10158) came after NAK 574's
+    implicit ACK had passed 561: it does not cancel the owed restart (the requester
+    takes its NAKs in order). The restart at 574 (10172) answers its NAK; before, the
+    owed NAK was dropped and the run from 562 stood as a timeout's."""
+    path, truth = generate(tmp_path, "rc_clean", 81116, **{
+        "ops": {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
+        "sizes": (4096, 9000, 20000), "loss": 0.02, "loss_before_tap": 0.0, "rnr": 0.04,
+        "corrupt": 0.0, "encap": "roce1", "connections": 3, "ack_every": 4,
+        "credits": "count", "pmtu": 256, "tx_depth": 16, "rnr_timer": 1, "cm": False,
+        "reorder": 0.03, "duplicate": 0.0, "bidirectional": True, "psn_start": 16777088,
+        "capture_loss": 0.01, "reorder_delay_ns": 3000, "rate_gbps": 200.0,
+        "loss_dir": "a2b", "ack_delay_ns": 20000, "resp_delay_ns": 3000,
+        "max_rd_atomic": 1, "timeout": 8, "ackreq_every": 4, "prop_ns": 5000,
+        "udp_sport": "flow", "rq_depth": 64, "max_unacked": 16, "fmt": "pcapng",
+        "messages": 20, "pfc": False,
+    })  # extended draw 2 of master 1
+    res, diff = compare(path, truth)
+    assert start_of(res, 10105) == ("nak_seq", 10093)
+    assert "go_back_n" in flags_of(res, 10172) and start_of(res, 10172) == ("nak_seq", 10104)
+    assert start_of(res, 10180) == ("nak_seq", 10104)
+    assert check_exact(truth, res, diff) == []
