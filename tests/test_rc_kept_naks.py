@@ -101,3 +101,22 @@ def test_an_ack_does_not_cancel_a_kept_naks_restart(tmp_path):
     assert "go_back_n" in flags_of(res, 10172) and start_of(res, 10172) == ("nak_seq", 10104)
     assert start_of(res, 10180) == ("nak_seq", 10104)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_restart_one_past_the_pending_nak_is_its_run(tmp_path):
+    """NAKs for PSNs ..606 (208) and ..607 (211); a restart at ..607 (218), 1.3 us
+    after the second NAK and 1.7 us after the first, both past the requester's
+    fastest reaction. Either the requester acted on the second NAK (the first lost
+    after the tap) or on the first, its resend of ..606 lost before the tap: one loss
+    each way, so the first NAK, which the requester had first, stays the cause."""
+    path, truth = generate(tmp_path, "rc_clean", 57008, **{
+        "ops": {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
+        "sizes": (4096, 9000, 20000), "loss": 0.0, "loss_before_tap": 0.3, "rnr": 0.0,
+        "corrupt": 0.0, "encap": "roce2", "connections": 2, "ack_every": 1,
+        "credits": "count", "pmtu": 1024, "tx_depth": 16, "rnr_timer": 12, "cm": False,
+        "reorder": 0.03, "duplicate": 0.0, "messages": 20,
+    })  # wider draw 121 of seed 331
+    res, diff = compare(path, truth)
+    assert "nak" in flags_of(res, 208) and "nak" in flags_of(res, 211)
+    assert "go_back_n" in flags_of(res, 218) and start_of(res, 218) == ("nak_seq", 208)
+    assert check_exact(truth, res, diff) == []

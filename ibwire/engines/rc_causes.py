@@ -173,7 +173,12 @@ def _kept_at(cz, trig_u, trig_row, trig_kind, nak_nxt, react, ts, min_gap, run_g
     and every NAK kept before it), so it is the pending NAK now. Not one sooner after
     that NAK than the requester's fastest reaction to one, less a packet time (a
     reaction seen may include the packet it finished first): it was sent before the
-    requester had that NAK, the pending one's run with its first packets missing."""
+    requester had that NAK, the pending one's run with its first packets missing. Nor
+    when that run asks no more packets lost before the tap than this asks NAKs lost
+    after it (the pending one and those kept before this one): of two stories that
+    fit, the one with fewer losses (wider draw 121 of seed 331: NAKs for PSNs 606 and
+    607, a restart at 607; extended draw 75 of master 2: NAKs for 31, 60 and 61, a
+    restart at 61 15 us after the first)."""
     old = cz[h, CZ_NAK, 0]
     k = -1
     if nak_nxt[h, 0] == u:
@@ -181,7 +186,7 @@ def _kept_at(cz, trig_u, trig_row, trig_kind, nak_nxt, react, ts, min_gap, run_g
     for j in range(NAK_KEPT - 1):
         if nak_nxt[h, KEPT_AT + 2 * j] == u:
             k = j + 1
-    if k < 0:
+    if k < 0 or u - old <= k + 1:
         return
     row = nak_nxt[h, 1] if k == 0 else nak_nxt[h, KEPT_AT + 2 * (k - 1) + 1]
     if react[h, 1] == 0 or ts[i] - ts[row] < react[h, 0] - max(_port_pace(min_gap, run_gap, h), 0):
