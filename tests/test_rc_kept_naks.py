@@ -6,20 +6,17 @@ would send anyway. Pinned with the frames they are about."""
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 from rc_helpers import check_exact, compare, flags_of, generate, start_of
 
-# Extended draws of `tools/rc_sweep.py` (master, draw), by their parameters.
-NAK_BURST = {
-    "ops": {"send": 2, "write": 2, "read": 2}, "sizes": (4096, 9000, 20000), "loss": 0.0,
-    "loss_before_tap": 1.0, "rnr": 0.0, "corrupt": 0.02, "encap": "roce1", "connections": 1,
-    "ack_every": 4, "credits": "count", "pmtu": 256, "tx_depth": 8, "rnr_timer": 1,
-    "cm": True, "reorder": 0.03, "duplicate": 0.0, "bidirectional": False,
-    "psn_start": 16777208, "capture_loss": 0.01, "reorder_delay_ns": 300,
-    "rate_gbps": 100.0, "loss_dir": "a2b", "ack_delay_ns": 20000, "resp_delay_ns": 50,
-    "max_rd_atomic": 4, "timeout": 18, "ackreq_every": 64, "prop_ns": 5000,
-    "udp_sport": "qp", "rq_depth": None, "max_unacked": 128, "fmt": "pcapng",
-    "messages": 20, "pfc": False,
-}  # extended draw 29 of master 2
+# The draws pinned below are the sweep tool's (`tools/rc_sweep.py`): seed, parameters.
+_spec = importlib.util.spec_from_file_location(
+    "rc_sweep", Path(__file__).resolve().parent.parent / "tools" / "rc_sweep.py")
+rc_sweep = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(rc_sweep)
+NAK_BURST_SEED, NAK_BURST = rc_sweep.extended_params(2, 29)
 
 
 def _nak_caused(truth, frame):
@@ -31,7 +28,7 @@ def test_three_naks_in_a_row_each_wait_their_turn(tmp_path):
     the restart at 396 (2602). The later two are kept behind the first, so the
     restart answers it; before, the third took the first's place and the restart
     stood as a timeout's (13 resends on another cause)."""
-    path, truth = generate(tmp_path, "rc_clean", 8471, **NAK_BURST)
+    path, truth = generate(tmp_path, "rc_clean", NAK_BURST_SEED, **NAK_BURST)
     res, diff = compare(path, truth)
     assert all("nak" in flags_of(res, f) for f in (2590, 2599, 2600))
     assert "go_back_n" in flags_of(res, 2602) and start_of(res, 2602) == ("nak_seq", 2590)
@@ -47,7 +44,7 @@ def test_a_nak_reached_in_order_hands_over_to_the_next_kept(tmp_path):
     generator's requester now). The NAK for 923 is pending next: the run's 923 (5274)
     came before the requester could have had it, so the go-back there (5275) is its
     restart; likewise for 924 (5287)."""
-    path, truth = generate(tmp_path, "rc_clean", 8471, **NAK_BURST)
+    path, truth = generate(tmp_path, "rc_clean", NAK_BURST_SEED, **NAK_BURST)
     assert _nak_caused(truth, 5266) == []
     res, _ = compare(path, truth)
     assert start_of(res, 5271) == ("nak_seq", 5265)
@@ -60,17 +57,8 @@ def test_a_restart_at_a_kept_naks_psn_answers_it(tmp_path):
     after the tap) and 1397 (..061); the restart at ..061 (1398) comes 5.025 us
     after the last, the requester's reaction: it answers that NAK (whose implicit
     ACK answers the two before), not the first one pending."""
-    path, truth = generate(tmp_path, "rc_clean", 9844, **{
-        "ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (4096, 9000, 20000),
-        "loss": 0.05, "loss_before_tap": 0.0, "rnr": 0.0, "corrupt": 0.0, "encap": "ib-grh",
-        "connections": 1, "ack_every": 4, "credits": "unlimited", "pmtu": 256, "tx_depth": 2,
-        "rnr_timer": 1, "cm": True, "reorder": 0.01, "duplicate": 0.0,
-        "bidirectional": False, "psn_start": None, "capture_loss": 0.0,
-        "reorder_delay_ns": 3000, "rate_gbps": None, "loss_dir": "b2a", "ack_delay_ns": 300,
-        "resp_delay_ns": 3000, "max_rd_atomic": 16, "timeout": 14, "ackreq_every": 4,
-        "prop_ns": 5000, "udp_sport": "flow", "rq_depth": 4, "max_unacked": 128,
-        "fmt": "pcapng", "messages": 40, "pfc": False,
-    })  # extended draw 75 of master 2
+    seed, kw = rc_sweep.extended_params(2, 75)
+    path, truth = generate(tmp_path, "rc_clean", seed, **kw)
     res, diff = compare(path, truth)
     assert "go_back_n" in flags_of(res, 1398) and start_of(res, 1398) == ("nak_seq", 1397)
     assert start_of(res, 1456) == ("nak_seq", 1397)
@@ -84,18 +72,8 @@ def test_an_ack_does_not_cancel_a_kept_naks_restart(tmp_path):
     implicit ACK had passed 561: it does not cancel the owed restart (the requester
     takes its NAKs in order). The restart at 574 (10172) answers its NAK; before, the
     owed NAK was dropped and the run from 562 stood as a timeout's."""
-    path, truth = generate(tmp_path, "rc_clean", 81116, **{
-        "ops": {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
-        "sizes": (4096, 9000, 20000), "loss": 0.02, "loss_before_tap": 0.0, "rnr": 0.04,
-        "corrupt": 0.0, "encap": "roce1", "connections": 3, "ack_every": 4,
-        "credits": "count", "pmtu": 256, "tx_depth": 16, "rnr_timer": 1, "cm": False,
-        "reorder": 0.03, "duplicate": 0.0, "bidirectional": True, "psn_start": 16777088,
-        "capture_loss": 0.01, "reorder_delay_ns": 3000, "rate_gbps": 200.0,
-        "loss_dir": "a2b", "ack_delay_ns": 20000, "resp_delay_ns": 3000,
-        "max_rd_atomic": 1, "timeout": 8, "ackreq_every": 4, "prop_ns": 5000,
-        "udp_sport": "flow", "rq_depth": 64, "max_unacked": 16, "fmt": "pcapng",
-        "messages": 20, "pfc": False,
-    })  # extended draw 2 of master 1
+    seed, kw = rc_sweep.extended_params(1, 2)
+    path, truth = generate(tmp_path, "rc_clean", seed, **kw)
     res, diff = compare(path, truth)
     assert start_of(res, 10105) == ("nak_seq", 10093)
     assert "go_back_n" in flags_of(res, 10172) and start_of(res, 10172) == ("nak_seq", 10104)
@@ -109,13 +87,8 @@ def test_a_restart_one_past_the_pending_nak_is_its_run(tmp_path):
     fastest reaction. Either the requester acted on the second NAK (the first lost
     after the tap) or on the first, its resend of ..606 lost before the tap: one loss
     each way, so the first NAK, which the requester had first, stays the cause."""
-    path, truth = generate(tmp_path, "rc_clean", 57008, **{
-        "ops": {"read": 3, "cmp_swap": 1, "fetch_add": 1, "send": 1},
-        "sizes": (4096, 9000, 20000), "loss": 0.0, "loss_before_tap": 0.3, "rnr": 0.0,
-        "corrupt": 0.0, "encap": "roce2", "connections": 2, "ack_every": 1,
-        "credits": "count", "pmtu": 1024, "tx_depth": 16, "rnr_timer": 12, "cm": False,
-        "reorder": 0.03, "duplicate": 0.0, "messages": 20,
-    })  # wider draw 121 of seed 331
+    seed, kw = rc_sweep.draw_params(331, 121)
+    path, truth = generate(tmp_path, "rc_clean", seed, **kw)
     res, diff = compare(path, truth)
     assert "nak" in flags_of(res, 208) and "nak" in flags_of(res, 211)
     assert "go_back_n" in flags_of(res, 218) and start_of(res, 218) == ("nak_seq", 208)
