@@ -167,10 +167,11 @@ def _kept_next(cz, trig_u, trig_row, trig_kind, nak_nxt, h):
 
 
 @njit(inline="always")
-def _kept_at(cz, trig_u, trig_row, trig_kind, nak_nxt, react, ts, min_gap, run_gap, h, i, u):
-    """A restart (row i) at exactly the PSN of a NAK kept back behind the pending
-    one: the requester acted on that NAK (whose implicit ACK answers the pending one
-    and every NAK kept before it), so it is the pending NAK now. Not one sooner after
+def _kept_at(cz, trig_u, trig_row, trig_kind, nak_nxt, react, ts, min_gap, run_gap, h, i, u, k):
+    """A restart (row i; `k`: the causes pending) at exactly the PSN of a NAK kept back
+    behind the pending one (acted on, before u): the requester acted on that NAK (whose
+    implicit ACK answers the pending one and every NAK kept before it), so it is the
+    pending NAK now. Not one sooner after
     that NAK than the requester's fastest reaction to one, less a packet time (a
     reaction seen may include the packet it finished first): it was sent before the
     requester had that NAK, the pending one's run with its first packets missing. Nor
@@ -180,18 +181,20 @@ def _kept_at(cz, trig_u, trig_row, trig_kind, nak_nxt, react, ts, min_gap, run_g
     607, a restart at 607; extended draw 75 of master 2: NAKs for 31, 60 and 61, a
     restart at 61 15 us after the first)."""
     old = cz[h, CZ_NAK, 0]
-    k = -1
+    if not k & T_NAK or not 0 <= old < u or cz[h, CZ_NAK, 2] != 0:
+        return
+    n = -1
     if nak_nxt[h, 0] == u:
-        k = 0
+        n = 0
     for j in range(NAK_KEPT - 1):
         if nak_nxt[h, KEPT_AT + 2 * j] == u:
-            k = j + 1
-    if k < 0 or u - old <= k + 1:
+            n = j + 1
+    if n < 0 or u - old <= n + 1:
         return
-    row = nak_nxt[h, 1] if k == 0 else nak_nxt[h, KEPT_AT + 2 * (k - 1) + 1]
+    row = nak_nxt[h, 1] if n == 0 else nak_nxt[h, KEPT_AT + 2 * (n - 1) + 1]
     if react[h, 1] == 0 or ts[i] - ts[row] < react[h, 0] - max(_port_pace(min_gap, run_gap, h), 0):
         return
-    for _ in range(k):
+    for _ in range(n):
         _pop_kept(nak_nxt, h)
     _note_cause(cz, trig_kind, h, CZ_NAK, T_NAK, u, nak_nxt[h, 1])
     if trig_u[h] == old:

@@ -158,8 +158,7 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
     k = trig_kind[h] if trig_u[h] >= 0 else 0
     if rnr_early:
         k &= ~T_RNR
-    if k & T_NAK and 0 <= cz[h, CZ_NAK, 0] < u and cz[h, CZ_NAK, 2] == 0:
-        _kept_at(cz, trig_u, trig_row, trig_kind, nak_nxt, react, ts, min_gap, run_gap, h, i, u)
+    _kept_at(cz, trig_u, trig_row, trig_kind, nak_nxt, react, ts, min_gap, run_gap, h, i, u, k)
     # The cause this restart answers (none: a timeout, or an implied NAK the tap
     # could not see).
     _earlier_hole(cz, trig_u, trig_row, trig_kind, h, u)
