@@ -2,7 +2,8 @@
 `rc_shared`) that a restart leaves pending or settles.
 
 - `_rnr_still_due`: an RNR NAK whose retry is still to come after a restart that
-  answered another cause (the requester had that cause first).
+  answered another cause (the requester had that cause first); `_implied_still_due`
+  the same for an implied NAK's later hole.
 - `_settled_before`: a NAK's restart taken with doubt, shown one by its run going on
   in order (`rc_episodes.run_step`), settles the causes for earlier PSNs that it
   shows the requester had nothing left to resend for.
@@ -21,7 +22,7 @@ from numba import njit
 from ibwire.analysis.rc_rules import F_AMBIGUOUS, REASON_IMPLIED, REASON_NAK_SEQ
 from ibwire.engines.rc_run_shape import _too_soon
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_NAK, T_RNR, _note_cause, _port_pace,
+    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _note_cause, _port_pace,
 )
 
 # Sequence NAKs kept back past the pending one (`nak_nxt` columns 0-1, then pairs from
@@ -68,20 +69,29 @@ def _pop_kept(nak_nxt, h):
 
 
 @njit(inline="always")
-def _next_nak(cz, trig_u, trig_row, trig_kind, nak_nxt, h, u):
-    """A restart at PSN u answered the pending causes: of the sequence NAKs kept back
-    (`_keep_nak`), the first naming a PSN past u becomes the pending one (its implicit
-    ACK ends the retry just begun, and the requester restarts for it); those at or
-    before u the restart answered too; the later ones stay kept, in order."""
-    while 0 <= nak_nxt[h, 0] <= u:
-        _pop_kept(nak_nxt, h)
-    if nak_nxt[h, 0] > u:
+def _kept_next(cz, trig_u, trig_row, trig_kind, nak_nxt, h):
+    """The pending sequence NAK is spent with no restart (the requester ignored it):
+    the next one kept back behind it is pending now, awaiting the run as one a
+    restart made pending (`_next_nak`)."""
+    if nak_nxt[h, 0] >= 0 and not trig_kind[h] & T_NAK:
         _note_cause(cz, trig_kind, h, CZ_NAK, T_NAK, nak_nxt[h, 0], nak_nxt[h, 1])
         trig_kind[h] |= T_NAK
-        trig_u[h] = nak_nxt[h, 0]
-        trig_row[h] = nak_nxt[h, 1]
-        nak_nxt[h, 2] = nak_nxt[h, 0]   # ... unless the run reaches it in order
+        if trig_u[h] < 0 or nak_nxt[h, 0] < trig_u[h]:
+            trig_u[h] = nak_nxt[h, 0]
+            trig_row[h] = nak_nxt[h, 1]
+        nak_nxt[h, 2] = nak_nxt[h, 0]
         _pop_kept(nak_nxt, h)
+
+
+@njit(inline="always")
+def _next_nak(cz, trig_u, trig_row, trig_kind, nak_nxt, h, u):
+    """A restart at PSN u answered the pending causes: of the sequence NAKs kept back
+    (`_keep_nak`), those at or before u it answered too; the first past u is pending
+    now (`_kept_next`: its implicit ACK ends the retry just begun, and the requester
+    restarts for it); the later ones stay kept, in order."""
+    while 0 <= nak_nxt[h, 0] <= u:
+        _pop_kept(nak_nxt, h)
+    _kept_next(cz, trig_u, trig_row, trig_kind, nak_nxt, h)
 
 
 @njit(inline="always")
@@ -93,6 +103,18 @@ def _rnr_still_due(cz, trig_u, trig_row, trig_kind, h):
     if trig_u[h] < 0 or cz[h, CZ_RNR, 0] < trig_u[h]:
         trig_u[h] = cz[h, CZ_RNR, 0]
     trig_row[h] = cz[h, CZ_RNR, 1]
+
+
+@njit(inline="always")
+def _implied_still_due(cz, trig_u, trig_row, trig_kind, rd_gap, h):
+    """The pending implied NAK's hole is still to be answered after a restart that
+    answered an earlier one (`rc_unseen._later_hole`): it stays a pending cause, and
+    showing it again is no news."""
+    trig_kind[h] |= T_IMPLIED
+    rd_gap[h] = cz[h, CZ_IMPLIED, 0]
+    if trig_u[h] < 0 or cz[h, CZ_IMPLIED, 0] < trig_u[h]:
+        trig_u[h] = cz[h, CZ_IMPLIED, 0]
+        trig_row[h] = cz[h, CZ_IMPLIED, 1]
 
 
 @njit(inline="always")
@@ -149,21 +171,6 @@ def _note_reaction(react, ts, flags, reason, trig, upsn, h, i, u):
         if react[h, j + 1] == 0 or ts[i] - ts[t] < react[h, j]:
             react[h, j] = ts[i] - ts[t]
         react[h, j + 1] += 1
-
-
-@njit(inline="always")
-def _kept_next(cz, trig_u, trig_row, trig_kind, nak_nxt, h):
-    """The pending sequence NAK is spent with no restart (the requester ignored it):
-    the next one kept back behind it is pending now, awaiting the run as one a
-    restart made pending (`_next_nak`)."""
-    if nak_nxt[h, 0] >= 0 and not trig_kind[h] & T_NAK:
-        _note_cause(cz, trig_kind, h, CZ_NAK, T_NAK, nak_nxt[h, 0], nak_nxt[h, 1])
-        trig_kind[h] |= T_NAK
-        if trig_u[h] < 0 or nak_nxt[h, 0] < trig_u[h]:
-            trig_u[h] = nak_nxt[h, 0]
-            trig_row[h] = nak_nxt[h, 1]
-        nak_nxt[h, 2] = nak_nxt[h, 0]
-        _pop_kept(nak_nxt, h)
 
 
 @njit(inline="always")

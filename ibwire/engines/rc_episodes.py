@@ -30,7 +30,9 @@ from ibwire.analysis.rc_rules import (
     REASON_TIMEOUT,
 )
 
-from ibwire.engines.rc_causes import _kept_at, _next_nak, _rnr_still_due, _settled_before
+from ibwire.engines.rc_causes import (
+    _implied_still_due, _kept_at, _next_nak, _rnr_still_due, _settled_before,
+)
 from ibwire.engines.rc_shared import (
     AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR,
     _earlier_hole, _named_at, _pick_cause, _rnr_over, _rnr_waited, _run_from,
@@ -258,11 +260,7 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         trig_row[h] = -1
         _next_nak(cz, trig_u, trig_row, trig_kind, nak_nxt, h, u)
         if kept_hole:
-            trig_kind[h] |= T_IMPLIED     # (`_later_hole`; shown again, it is no news)
-            rd_gap[h] = cz[h, CZ_IMPLIED, 0]
-            if trig_u[h] < 0 or cz[h, CZ_IMPLIED, 0] < trig_u[h]:
-                trig_u[h] = cz[h, CZ_IMPLIED, 0]
-                trig_row[h] = cz[h, CZ_IMPLIED, 1]
+            _implied_still_due(cz, trig_u, trig_row, trig_kind, rd_gap, h)
         if rnr_k and cz_j != CZ_RNR and rnr_u[h] == u == cz[h, CZ_RNR, 0] and \
                 not _rnr_waited(cz, syn, ts, h, i):
             # The RNR NAK `resent` kept (this answers a NAK the requester had
