@@ -8,7 +8,8 @@
   in order (`rc_episodes.run_step`), settles the causes for earlier PSNs that it
   shows the requester had nothing left to resend for.
 - `_before_reaction`: a request sent before the requester had a NAK, by the fastest
-  reaction to one it has shown: no answer to that NAK.
+  reaction to one it has shown: no answer to that NAK (past the NAK's PSN:
+  `rc_run_shape._before_restart_reached`).
 - `_note_reaction`: the requester's fastest reactions, kept as restarts show them.
 - `_keep_nak`, `_last_kept`, `_next_nak`, `_kept_next`, `_kept_at`: sequence NAKs past the
   pending one, kept in the order they came (`nak_nxt`), each a cause in turn once a

@@ -32,7 +32,7 @@ from ibwire.analysis.rc_rules import (
     C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_RETX, F_RNR_RETRY, GAP_RING, K_LOST_BEFORE, K_RETX,
     K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_RNR,
 )
-from ibwire.engines.rc_causes import _before_reaction
+from ibwire.engines.rc_run_shape import _before_restart_reached
 from ibwire.engines.rc_shared import (
     CZ_NAK, CZ_RNR, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since,
     _in_read_before, _named_at, _rnr_over, _rnr_wait_ns, _rnr_waited, _skipping_run, _spent_only,
@@ -51,7 +51,7 @@ def _nak_first(cz, trig_kind, prev_tx, rnr_row, i, h, u):
 def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, trig_kind, cz, rnr_u,
              ep_active, ep_last, ep_next, gaps, min_rtt, known, rnr_row, rr_row, fifo, f_head,
              f_len, ack_row, ack_u, ep_row, min_gap, rgaps, ep_cur, react, i, h, c, u, seen,
-             prev_req):
+             prev_req, run_gap, hc, cls, paylen, byte_gap):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     if cause and ep_row[h] >= 0 and u < upsn[ep_row[h]] and \
@@ -186,22 +186,23 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # exact capture in 400.)
     past = acted and trig_u[h] < u and seen and \
         ts[i] - ts[prev_tx[i]] < MIN_ACK_TIMEOUT_NS and c & (C_READ_REQ | C_ATOMIC_REQ) != 0
-    # So is any copy seen before past the PSN of a pending sequence NAK, the only cause,
-    # sooner after that NAK than the requester has yet reacted to one: its restart
-    # begins at the NAK's PSN (IBA 9.7.5.1.3), and its packets past that PSN come later
-    # still, so this copy was sent before the requester had the NAK (a resend of an
-    # earlier run, delayed). A next request at the NAK's PSN is the restart.
-    early = acted and seen and trig_kind[h] == T_NAK and trig_u[h] < u and \
-        _before_reaction(react, ts, h, i, trig_row[h])
+    # So is any copy (seen before, or filling a hole) past the PSN of a pending sequence
+    # NAK, the only cause, sooner after that NAK than the requester's restart could
+    # reach its PSN: the restart begins at the NAK's PSN (IBA 9.7.5.1.3) once the
+    # requester has the NAK, each PSN after taking the port a packet time
+    # (`_before_restart_reached`), so this copy was sent before the requester had the
+    # NAK (a resend of an earlier run, or the original, delayed). A next request at the
+    # NAK's PSN is the restart.
+    early = acted and (seen or in_gap) and trig_kind[h] == T_NAK and trig_u[h] < u and \
+        _before_restart_reached(hc, cls, upsn, paylen, first_tx, ts, byte_gap, min_gap,
+                                run_gap, react, h, i, trig_row[h], trig_u[h], u)
     # So is a copy (or a hole fill) at the PSN of a NAK taken as ignored (a retry
     # covering it seemed under way) that no other cause names: the NAK acted on
     # after all (`_pick_cause`), or a late copy; a run going on from it in order tells.
     nak_redo = cause and trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 0] == u and \
         cz[h, CZ_NAK, 2] == 1 and not _named_at(cz, trig_kind, h, u, u, True, -1)
-    held = not run and (((below or past or early) and
-                         not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
-                        or (acted and not seen and in_gap) or rerun_dup
-                        or nak_redo)
+    held = not run and (((below or past) and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
+                        or early or (acted and not seen and in_gap) or rerun_dup or nak_redo)
     # A quick copy of the PSN an RNR NAK refused, before its timer: the restart for a
     # NAK naming it (the RNR NAK lost after the tap), or a copy delayed (what drew
     # that NAK). Held back too: only a run continuing it makes it the restart. So is
@@ -212,7 +213,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     nak_first = _nak_first(cz, trig_kind, prev_tx, rnr_row, i, h, u)
     if (quick or unsure) and not run and u == rnr_u[h] and in_wait and not nak_first:
         held = True
-    return cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held
+    return cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held, early
 
 
 def resent(upsn, syn, paylen, first_tx, prev_tx, ts, flags, ref, msg, counts, trig_kind, cz, rnr_u,
@@ -246,7 +247,7 @@ def resent(upsn, syn, paylen, first_tx, prev_tx, ts, flags, ref, msg, counts, tr
 
 def skipped_resend(syn, prev_tx, ts, flags, episode, trig, reason, counts, rnr_u, rgaps, rnr_row, i,
                    h, u, seen, cause, run, quick, unsure, stale, copy, held, in_gap, prev_req,
-                   first_tx):
+                   first_tx, early):
     """The earlier resend run that skipped this PSN, if no restart can have sent it now."""
     late_rerun = -1
     late_amb = False
@@ -265,8 +266,9 @@ def skipped_resend(syn, prev_tx, ts, flags, episode, trig, reason, counts, rnr_u
     lost_back = False
     # A first copy filling a hole, with no cause and continuing no run: inside a
     # run's skip it is that run's resend or the original, both delayed (flagged).
+    # So with a NAK pending that no restart can have reached it for yet (`early`).
     old_fill = not seen and in_gap and not cause and not run
-    if stale or copy or (held and seen) or timer or old_fill:
+    if stale or copy or (held and (seen or early)) or timer or old_fill:
         # No restart can have sent it now: an earlier copy delayed before
         # the tap. If an earlier resend run skipped this PSN (a run resends
         # every PSN in order), it is that run's missing resend, late.

@@ -76,7 +76,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "878302b33275"
+RC_HELPERS_DIGEST = "7bbda2702d6a"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -105,8 +105,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     pos_acked = np.full(n_hc, -1, dtype=np.int64)  # past the latest positive acknowledgement
     retrying = np.zeros(n_hc, dtype=np.bool_)     # a counted retry awaits forward progress
     nak_new = np.zeros(n_hc, dtype=np.bool_)      # a first sequence NAK awaits its resend
-    # recent holes: [lo, hi) and the row that jumped past them (their originals were
-    # sent before it)
+    # recent holes: [lo, hi), the row that jumped past them (originals sent before it)
     gaps = np.full((n_hc, GAP_RING, 3), -1, dtype=np.int64)
     gap_at = np.zeros(n_hc, dtype=np.int64)
     # PSNs a resend run skipped: lo, hi, episode, first one no ACK had covered (lost),
@@ -295,15 +294,16 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                             ep_next, gaps, gap_at, rgaps, rgap_at, msg_no, fifo, f_head, f_len,
                             ep_amb, soon, amid, ended, i, h, c, u, d, consume, behind)
             else:
-                cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held = \
+                cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held, early = \
                     classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row,
                              trig_kind, cz, rnr_u, ep_active, ep_last, ep_next, gaps, min_rtt,
                              known, rnr_row, rr_row, fifo, f_head, f_len, ack_row, ack_u, ep_row,
-                             min_gap, rgaps, ep_cur, react, i, h, c, u, seen, prev_req)
+                             min_gap, rgaps, ep_cur, react, i, h, c, u, seen, prev_req, run_gap,
+                             hc, cls, paylen, byte_gap)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, trig, reason, counts, rnr_u,
                                    rgaps, rnr_row, i, h, u, seen, cause, run, quick, unsure, stale,
-                                   copy, held, in_gap, prev_req, first_tx)
+                                   copy, held, in_gap, prev_req, first_tx, early)
                 if (late_rerun >= 0 and not timer and not held) or stale:
                     # (Held: decided at the next request, `late_resend_decided`.)
                     delays[h] = True

@@ -11,7 +11,9 @@ every PSN from its restart on, back to back, before any new one.
   are at least the shorter payload's wire time apart, at the fastest rate the
   stream has shown between two equal payloads of PACED_PAYLOAD bytes or more
   (halved, for headers). New data that came sooner after the run's resend went out
-  before the restart (`rc_requests.new_request`).
+  before the restart (`rc_requests.new_request`); a copy past a NAK's PSN that came
+  sooner after the NAK than its restart could reach that PSN went out before the
+  requester had the NAK (`_before_restart_reached`).
 - A run that stops short of the front (new data next, or nothing until a timer
   could have fired) had its remaining resends lost before the tap, or was no run:
   copies of PSNs whose originals the tap never saw may be those originals, late.
@@ -46,23 +48,47 @@ def _sooner_than_bytes(byte_gap, h, gap, nbytes):
 
 
 @njit
-def _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h, lo, q, r, pace):
-    """Whether row r came too soon after row q for the requester to have sent, between
-    them, packets for PSNs lo..upsn[r]-1 (their originals the tap saw, one each, at no
-    less than `pace` apart, nor faster than half the stream's fastest rate per
-    payload byte, `own_pace`). (The originals counted wherever they are: a hole
-    filled late breaks their PSN order.)"""
+def _sends_outlast(hc, cls, upsn, paylen, first_tx, byte_gap, h, lo, hi, q, gap, pace):
+    """Whether the requester could not have sent packets for PSNs lo..hi-1 in `gap` ns
+    (their originals the tap saw up to row q, one each, at no less than `pace` apart,
+    nor faster than half the stream's fastest rate per payload byte, `own_pace`). (The
+    originals counted wherever they are: a hole filled late breaks their PSN order.)"""
     n = 0
     nbytes = 0
     for o in range(q, max(q - SCAN_ROWS, -1), -1):
-        if hc[o] == h and cls[o] & C_REQUEST and first_tx[o] == o and lo <= upsn[o] < upsn[r]:
+        if hc[o] == h and cls[o] & C_REQUEST and first_tx[o] == o and lo <= upsn[o] < hi:
             n += 1
             nbytes += paylen[o]
-            if pace > 0 and ts[r] - ts[q] < pace * n:
+            if pace > 0 and gap < pace * n:
                 return True
-            if _sooner_than_bytes(byte_gap, h, ts[r] - ts[q], nbytes):
+            if _sooner_than_bytes(byte_gap, h, gap, nbytes):
                 return True
     return False
+
+
+@njit(inline="always")
+def _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h, lo, q, r, pace):
+    """Whether row r came too soon after row q for the requester to have sent, between
+    them, packets for PSNs lo..upsn[r]-1 (`_sends_outlast`)."""
+    return _sends_outlast(hc, cls, upsn, paylen, first_tx, byte_gap, h, lo, upsn[r], q,
+                          ts[r] - ts[q], pace)
+
+
+@njit
+def _before_restart_reached(hc, cls, upsn, paylen, first_tx, ts, byte_gap, min_gap, run_gap,
+                            react, h, i, nak_row, nak_u, u):
+    """Row i, at PSN u past the PSN nak_u a sequence NAK (row nak_row) names, passed the
+    tap too soon after that NAK to be its restart's: the restart's first packet comes no
+    sooner than the requester's fastest reaction yet (`rc_causes._before_reaction`),
+    and each PSN from there to u takes the port a packet time more, lost before the
+    tap or not (one at the port's pace each, or the originals the tap saw,
+    `_sends_outlast`)."""
+    if react[h, 1] == 0:
+        return False
+    gap = ts[i] - ts[nak_row] - react[h, 0]
+    pace = _port_pace(min_gap, run_gap, h)
+    return gap < (u - nak_u - 1) * max(pace, 0) or _sends_outlast(
+        hc, cls, upsn, paylen, first_tx, byte_gap, h, nak_u + 1, u, i - 1, gap, pace)
 
 
 @njit
