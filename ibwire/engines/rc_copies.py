@@ -51,7 +51,7 @@ def _nak_first(cz, trig_kind, prev_tx, rnr_row, i, h, u):
 def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, trig_kind, cz, rnr_u,
              ep_active, ep_last, ep_next, gaps, min_rtt, known, rnr_row, rr_row, fifo, f_head,
              f_len, ack_row, ack_u, ep_row, min_gap, rgaps, ep_cur, react, i, h, c, u, seen,
-             prev_req, run_gap, hc, cls, paylen, byte_gap):
+             prev_req, run_gap, hc, cls, paylen, byte_gap, pmtu):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     if cause and ep_row[h] >= 0 and u < upsn[ep_row[h]] and \
@@ -195,7 +195,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # NAK's PSN is the restart.
     early = acted and (seen or in_gap) and trig_kind[h] == T_NAK and trig_u[h] < u and \
         _before_restart_reached(hc, cls, upsn, paylen, first_tx, ts, byte_gap, min_gap,
-                                run_gap, react, h, i, trig_row[h], trig_u[h], u)
+                                run_gap, react, pmtu, h, i, trig_row[h], trig_u[h], u)
     # So is a copy (or a hole fill) at the PSN of a NAK taken as ignored (a retry
     # covering it seemed under way) that no other cause names: the NAK acted on
     # after all (`_pick_cause`), or a late copy; a run going on from it in order tells.

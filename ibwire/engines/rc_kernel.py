@@ -76,7 +76,7 @@ from ibwire.engines.rc_run_shape import own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "7bbda2702d6a"
+RC_HELPERS_DIGEST = "4b721cc4bc2c"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -299,7 +299,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                              trig_kind, cz, rnr_u, ep_active, ep_last, ep_next, gaps, min_rtt,
                              known, rnr_row, rr_row, fifo, f_head, f_len, ack_row, ack_u, ep_row,
                              min_gap, rgaps, ep_cur, react, i, h, c, u, seen, prev_req, run_gap,
-                             hc, cls, paylen, byte_gap)
+                             hc, cls, paylen, byte_gap, pmtu)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, trig, reason, counts, rnr_u,
                                    rgaps, rnr_row, i, h, u, seen, cause, run, quick, unsure, stale,

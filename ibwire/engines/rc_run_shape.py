@@ -63,6 +63,8 @@ def _sends_outlast(hc, cls, upsn, paylen, first_tx, byte_gap, h, lo, hi, q, gap,
                 return True
             if _sooner_than_bytes(byte_gap, h, gap, nbytes):
                 return True
+            if n >= hi - lo:
+                break       # (each PSN's original counted once: all found)
     return False
 
 
@@ -76,7 +78,7 @@ def _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h, lo, q, r, p
 
 @njit
 def _before_restart_reached(hc, cls, upsn, paylen, first_tx, ts, byte_gap, min_gap, run_gap,
-                            react, h, i, nak_row, nak_u, u):
+                            react, pmtu, h, i, nak_row, nak_u, u):
     """Row i, at PSN u past the PSN nak_u a sequence NAK (row nak_row) names, passed the
     tap too soon after that NAK to be its restart's: the restart's first packet comes no
     sooner than the requester's fastest reaction yet (`rc_causes._before_reaction`),
@@ -87,7 +89,10 @@ def _before_restart_reached(hc, cls, upsn, paylen, first_tx, ts, byte_gap, min_g
         return False
     gap = ts[i] - ts[nak_row] - react[h, 0]
     pace = _port_pace(min_gap, run_gap, h)
-    return gap < (u - nak_u - 1) * max(pace, 0) or _sends_outlast(
+    if gap < (u - nak_u - 1) * max(pace, 0):
+        return True
+    # (The scan only when full payloads for all those PSNs could tell: it is long.)
+    return _sooner_than_bytes(byte_gap, h, gap, (u - nak_u - 1) * pmtu[h]) and _sends_outlast(
         hc, cls, upsn, paylen, first_tx, byte_gap, h, nak_u + 1, u, i - 1, gap, pace)
 
 
