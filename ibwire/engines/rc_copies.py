@@ -193,7 +193,7 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # (`_before_restart_reached`), so this copy was sent before the requester had the
     # NAK (a resend of an earlier run, or the original, delayed). A next request at the
     # NAK's PSN is the restart.
-    early = acted and (seen or in_gap) and trig_kind[h] == T_NAK and trig_u[h] < u and \
+    early = not run and acted and (seen or in_gap) and trig_kind[h] == T_NAK and trig_u[h] < u and \
         _before_restart_reached(hc, cls, upsn, paylen, first_tx, ts, byte_gap, min_gap,
                                 run_gap, react, pmtu, h, i, trig_row[h], trig_u[h], u)
     # So is a copy (or a hole fill) at the PSN of a NAK taken as ignored (a retry
