@@ -8,8 +8,8 @@ from __future__ import annotations
 import gzip
 import io
 import random
-import time
 import tracemalloc
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -26,6 +26,7 @@ from fuzz_strategies import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from steady_time import steady_seconds, timed
 from test_fuzz_decode import violation
 
 from ibwire.capture import CaptureError, open_capture
@@ -99,9 +100,9 @@ def test_seeded_mutated_captures_never_escape():
     failures, slowest = [], 0.0
     for _ in range(FILES_BUDGET):
         seed, ops, data, plain = random_capture(rng, seeds)
-        t0 = time.perf_counter()
-        n, why = read_checked(data, plain, decode_frames=files % 4 == 0)
-        slowest = max(slowest, time.perf_counter() - t0)
+        read = partial(read_checked, data, plain, decode_frames=files % 4 == 0)
+        (n, why), took = timed(read)
+        slowest = max(slowest, steady_seconds(read, took, PER_FILE_SECONDS))
         files, frames = files + 1, frames + n
         if why:
             failures.append(f"{seed.encap} ops={ops}: {why}")
@@ -172,9 +173,9 @@ def _drain(obj) -> None:
 def test_extreme_lengths_in_memory_stay_within_the_file_size():
     worst = []
     for name, data in _extreme_files():
-        t0 = time.perf_counter()
-        peak = _peak(lambda d=data: _drain(io.BytesIO(d)))
-        assert time.perf_counter() - t0 < PER_FILE_SECONDS, name
+        measure = partial(_peak, lambda d=data: _drain(io.BytesIO(d)))
+        peak, took = timed(measure)
+        assert steady_seconds(measure, took, PER_FILE_SECONDS) < PER_FILE_SECONDS, name
         if peak > 2 * len(data) + MEMORY_SLACK:
             worst.append(f"{name}: peak {peak} for {len(data)} bytes")
     assert not worst, worst
