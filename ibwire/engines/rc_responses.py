@@ -197,13 +197,13 @@ def read_response(hc, cls, icrc, upsn, ts, rtt, prev_tx, rtt_fb, flags, counts, 
     if u == pin[h, 0]:
         pin[h, 0] = -1      # the restarted READ's own response: acknowledged now
         pin[h, 2] = i
-        if f_len[h] > 0 and fifo[h, f_head[h], 0] <= u < fifo[h, f_head[h], 1] and \
+        if f_len[h] > 0 and fifo[h, f_head[h], 0] <= u < fifo[h, f_head[h], 2] and \
                 not flags[pin[h, 1]] & F_AMBIGUOUS:
             # The requester dropped every response past u that came while it awaited
             # u (out of sequence: an implied NAK, its data unused; rxe's completer
-            # drops it as it retries): it expects u + 1 next, whatever the tap saw of
-            # the stream before (a re-read asks only for what never came, IBA
-            # 9.7.4.1.5).
+            # drops it as it retries) and had every one before u (a re-read asks only
+            # for what never came, IBA 9.7.4.1.5; those the tap lacks it missed): it
+            # expects u + 1 next, whatever the tap saw of the stream before.
             fifo[h, f_head[h], 1] = u
     _rtt_sample(rtt, prev_tx, ts, min_rtt, rtt_fb, h, i)   # (READ-only streams have no ACKs)
     if f_len[h] > 0:
