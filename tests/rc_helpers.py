@@ -3,8 +3,11 @@ and compare the engine's findings with the generator's ground truth."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from ibwire.analysis import rc_rules as R
@@ -147,3 +150,14 @@ def draw(tmp: Path, seed: int, frame: int, kind: str, **kw: Any
     assert frame in {e["frame"] for e in truth["events"] if e["kind"] == kind}
     res, diff = compare(path, truth)
     return truth, res, diff
+
+
+@cache
+def sweep_tool() -> ModuleType:
+    """The accuracy sweep tool (`tools/rc_sweep.py`), whose draws (seed, parameters)
+    the pinned tests name."""
+    spec = importlib.util.spec_from_file_location(
+        "rc_sweep", Path(__file__).resolve().parent.parent / "tools" / "rc_sweep.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

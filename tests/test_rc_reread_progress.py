@@ -7,16 +7,10 @@ frames they are about."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-from rc_helpers import check_exact, compare, episode_diff, flags_of, generate, start_of
+from rc_helpers import check_exact, compare, episode_diff, flags_of, generate, start_of, sweep_tool
 
 # The draw pinned below is the sweep tool's (`tools/rc_sweep.py`): seed, parameters.
-_spec = importlib.util.spec_from_file_location(
-    "rc_sweep", Path(__file__).resolve().parent.parent / "tools" / "rc_sweep.py")
-rc_sweep = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rc_sweep)
+rc_sweep = sweep_tool()
 SEED, PARAMS = rc_sweep.extended_params(1, 118)
 
 

@@ -4,14 +4,11 @@ property test samples, or sweep numbers from two sessions could not be compared.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
-_spec = importlib.util.spec_from_file_location(
-    "rc_sweep", Path(__file__).resolve().parent.parent / "tools" / "rc_sweep.py")
-rc_sweep = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rc_sweep)
+from rc_helpers import sweep_tool
+
+rc_sweep = sweep_tool()
 
 
 def test_draws_are_reproducible_and_inside_the_space():
