@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import random
+from functools import partial
 
 from fuzz_strategies import (
     ENCAPS,
@@ -81,10 +82,9 @@ def test_seeded_mutants_of_every_encapsulation_never_escape():
     per_encap: collections.Counter[str | int] = collections.Counter()
     slowest = 0.0
     for seed, encap, _ops, data in mutants(rng, seeds, DECODE_BUDGET):
-        why, took = timed(lambda d=data, e=encap: violation(d, e))
-        took = steady_seconds(lambda d=data, e=encap: violation(d, e), took,
-                              PER_INPUT_SECONDS)
-        slowest = max(slowest, took)
+        check = partial(violation, data, encap)
+        why, took = timed(check)
+        slowest = max(slowest, steady_seconds(check, took, PER_INPUT_SECONDS))
         per_encap[encap] += 1
         if why:
             failures.append((seed.name, encap, data, why))
