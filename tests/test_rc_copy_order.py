@@ -5,9 +5,9 @@ original (or the network's copy) held past it, or the first is the original held
 the NAK and the second the resend, held as well. The engine takes the reading with
 fewer packets held (the first), unflagged. Pinned on a draw where the generator did
 that, and on one where it did the other: the one inexact kind that reading leaves
-(`docs/rc-analysis.md`, "Limits"). Flagging both copies instead would have made
-17 of the 137 inexact captures of wide masters 331-357 exact, and flagged 22% more
-frames there (55,232 to 67,294), about 700 for each capture made exact."""
+(`docs/rc-analysis.md`, "Limits"). Flagging both copies instead made 19 of the 137
+inexact captures of wide masters 331-357 exact and 2 others inexact, and flagged 22%
+more frames there (55,232 to 67,294), about 700 for each capture gained."""
 
 from __future__ import annotations
 
