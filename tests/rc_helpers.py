@@ -3,12 +3,13 @@ and compare the engine's findings with the generator's ground truth."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from tool_loader import load_tool
 
 from ibwire.analysis import rc_rules as R
 from ibwire.analysis.rc import RcResult, analyze
@@ -156,8 +157,4 @@ def draw(tmp: Path, seed: int, frame: int, kind: str, **kw: Any
 def sweep_tool() -> ModuleType:
     """The accuracy sweep tool (`tools/rc_sweep.py`), whose draws (seed, parameters)
     the pinned tests name."""
-    spec = importlib.util.spec_from_file_location(
-        "rc_sweep", Path(__file__).resolve().parent.parent / "tools" / "rc_sweep.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("rc_sweep")

@@ -3,21 +3,19 @@ fuzz tests do, writes a seed corpus, and runs a few hundred libFuzzer iterations
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from tool_loader import load_tool
 
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "fuzz_atheris.py"
 
 
 def _harness():
-    spec = importlib.util.spec_from_file_location("fuzz_atheris", TOOL)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_tool("fuzz_atheris")
     mod._load(instrument=False)
     return mod
 

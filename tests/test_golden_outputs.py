@@ -5,16 +5,12 @@ to alter an output re-records it with `python tools/golden_outputs.py --write`."
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
+from tool_loader import load_tool
 
-TOOL = Path(__file__).resolve().parent.parent / "tools" / "golden_outputs.py"
-_spec = importlib.util.spec_from_file_location("golden_outputs", TOOL)
-golden = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(golden)  # type: ignore[union-attr]
+golden = load_tool("golden_outputs")
 
 REFERENCE = json.loads(golden.REFERENCE.read_text())
 
