@@ -33,15 +33,13 @@ machine code as before the split) and makes the twin (`py_twin`).
 
 The rule: after changing a rule module (or `rc_rules`), set `RC_HELPERS_DIGEST`.
 Numba's cache (`cache=True`) checks only THIS file's date and size, and the
-bytecode (blind to, e.g., a constant's value or a name swapped for another), yet
-`rc_pass` has the rule modules and the `rc_rules` constants compiled in: edited
-alone, they could leave the old kernel in the cache. `tests/test_rc_kernel_cache.py`
-fails, printing the new digest, until it is set here; editing this file makes
-Numba recompile. (The twin runs the rules' current code, so `tests/test_rc_engine.py`
-also catches a stale kernel on its captures.) The rule modules' own Numba helpers
-are not cached apart: Numba would check only the helper's file, so a helper calling
-one in another module (or using an `rc_rules` constant) could keep the old code in a
-rebuilt kernel; they are compiled with the kernel, which carries them in its cache.
+bytecode (blind to, e.g., a constant's value), yet `rc_pass` has the rule modules
+and the `rc_rules` constants compiled in: edited alone, they could leave the old
+kernel in the cache. `tests/test_rc_kernel_cache.py` fails, printing the new digest,
+until it is set here; editing this file makes Numba recompile. (The twin runs the
+rules' current code, so `tests/test_rc_engine.py` also catches a stale kernel.) The
+rule modules' own Numba helpers are compiled with the kernel, which carries them in
+its cache, not cached apart (Numba would check only the helper's own file).
 """
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
@@ -72,11 +70,11 @@ from ibwire.engines.rc_requests import (
     nak_reached, new_request, rnr_wait_over, uc_request, unseen_read, unseen_retry,
 )
 from ibwire.engines.rc_response_row import response_row
-from ibwire.engines.rc_run_shape import own_pace, run_jump
+from ibwire.engines.rc_run_shape import early_copy_decided, early_copy_noted, own_pace, run_jump
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "fb8e82ef9f73"
+RC_HELPERS_DIGEST = "0aabaae45a25"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -91,10 +89,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     trig_kind = np.zeros(n_hc, dtype=np.int64)
     cz = np.full((n_hc, 3, 3), -1, dtype=np.int64)  # each pending cause: PSN, row, ignored (CZ_*)
     nak_u = np.full(n_hc, -1, dtype=np.int64)
-    # A sequence NAK past the pending one's PSN, no copy of that PSN seen since it: its
-    # PSN and row (a cause once a restart answers the pending one); the PSN of one so
-    # made pending, until its run reaches it; then, if owed still, its PSN (`nak_reached`).
-    # Later ones kept back after the first, in order (`rc_causes._keep_nak`).
+    # Sequence NAKs past the pending one's PSN, kept back in order: PSN and row each, and
+    # the PSN of one made pending until its run reaches it (`rc_causes._keep_nak`).
     nak_nxt = np.full((n_hc, KEPT_AT + 2 * (NAK_KEPT - 1)), -1, dtype=np.int64)
     rnr_u = np.full(n_hc, -1, dtype=np.int64)
     ep_active = np.zeros(n_hc, dtype=np.bool_)
@@ -162,6 +158,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     # New data amid a run short of the front, decided at the next request: row, the
     # resends taken as lost before the tap, the run's next PSN, episode, skip ring slot.
     amid = np.full((n_hc, 5), -1, dtype=np.int64)
+    early_copy = np.full((n_hc, 4), -1, dtype=np.int64)   # `rc_run_shape.early_copy_noted`
     # The new request that ended the latest run: its row (-1 past a hole), the resends
     # it counted lost before the tap, the run's skip ring slot (`new_request`).
     ended = np.full((n_hc, 3), -1, dtype=np.int64)
@@ -246,6 +243,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             last_req[h] = i
             behind = own_pace(paylen, ts, flags, episode, min_gap, run_gap, byte_gap, new_row,
                               ep_active, ep_cur, ep_next, i, h, u, d, prev_req)
+            early_copy_decided(upsn, paylen, first_tx, prev_tx, ts, flags, ref, episode, counts,
+                               byte_gap, early_copy, rgaps, cz, ep_active, ep_last, ep_cur, ep_next,
+                               i, h, u, d)
             if head[h] < 0:
                 head[h] = i
             rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt,
@@ -300,6 +300,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                              known, rnr_row, rr_row, fifo, f_head, f_len, ack_row, ack_u, ep_row,
                              min_gap, rgaps, ep_cur, react, i, h, c, u, seen, prev_req, run_gap,
                              hc, cls, paylen, byte_gap, pmtu)
+                early_copy_noted(flags, episode, early_copy, ep_last, ep_cur, ep_next, i, h, u,
+                                 run, behind, prev_req)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, trig, reason, counts, rnr_u,
                                    rgaps, rnr_row, i, h, u, seen, cause, run, quick, unsure, stale,
@@ -369,10 +371,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                      rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_rs, rd_gap,
                      min_rtt, rnr_row, rnr_first, rnr_req, rr_row, ack_row, ack_u, ep_row,
                      pos_acked, last_resp, seq_nak, trig, reason, pin, nak_nxt, i, h, c, u)
-    # At the capture's end, no request since for as long as the shortest ACK timeout is
-    # a run not going on after a resume that followed a late copy (`resume_decided`).
-    # A run short of the front is in doubt however soon the capture ends (`restart_left`):
-    # whether it went on the tap cannot tell, so its packets may as well be originals.
+    # At the capture's end: a resume after a late copy, no request since for an ACK
+    # timeout (`resume_decided`); a run short of the front, in doubt (`restart_left`).
     for h in range(n_hc):
         if not sel[h]:
             continue

@@ -171,7 +171,8 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
         jd_own = trig_u[h] == upsn[r] or nak_u[h] == upsn[r] or rnr_u[h] == upsn[r]
         jd_pace = _port_pace(min_gap, run_gap, h)
         jd_paced = not jd_own and episode[r] == ep_cur[h] and _run_paced(
-            hc, cls, upsn, paylen, first_tx, ts, flags, episode, byte_gap, h, jd_lo, r, jd_pace)
+            hc, cls, upsn, paylen, first_tx, ts, flags, episode, byte_gap, h, jd_lo, jmp[h, 1], r,
+            jd_pace)
         if jd_paced or (
                 seen and d < 0 and jmp[h, 2] <= u < upsn[r] and episode[r] == ep_cur[h] and
                 ep_active[h] and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and

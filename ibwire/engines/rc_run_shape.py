@@ -11,7 +11,10 @@ every PSN from its restart on, back to back, before any new one.
   are at least the shorter payload's wire time apart, at the fastest rate the
   stream has shown between two equal payloads of PACED_PAYLOAD bytes or more
   (halved, for headers). New data that came sooner after the run's resend went out
-  before the restart (`rc_requests.new_request`); a copy past a NAK's PSN that came
+  before the restart (`rc_requests.new_request`); so did a copy at the run's next PSN,
+  if the next request is another copy of it that the run could have sent after its
+  resend (`early_copy_noted`, `early_copy_decided`: the early one a copy the network
+  delayed, the next the run's resend); a copy past a NAK's PSN that came
   sooner after the NAK than its restart could reach that PSN went out before the
   requester had the NAK (`_before_restart_reached`).
 - A run that stops short of the front (new data next, or nothing until a timer
@@ -29,8 +32,8 @@ import numpy as np
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_REQUEST, F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, GAP_RING, K_LOST_BEFORE,
-    REASON_TIMEOUT,
+    C_REQUEST, F_AMBIGUOUS, F_COPY, F_EPISODE, F_GAP, F_LATE, F_RETX, GAP_RING, K_COPIES,
+    K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_TIMEOUT,
 )
 from ibwire.engines.rc_shared import SCAN_ROWS, _port_pace, _request_before
 
@@ -48,13 +51,16 @@ def _sooner_than_bytes(byte_gap, h, gap, nbytes):
 
 
 @njit
-def _sends_outlast(hc, cls, upsn, paylen, first_tx, byte_gap, h, lo, hi, q, gap, pace):
+def _sends_outlast(hc, cls, upsn, paylen, first_tx, byte_gap, h, lo, hi, q, gap, pace, base):
     """Whether the requester could not have sent packets for PSNs lo..hi-1 in `gap` ns
     (their originals the tap saw up to row q, one each, at no less than `pace` apart,
-    nor faster than half the stream's fastest rate per payload byte, `own_pace`). (The
-    originals counted wherever they are: a hole filled late breaks their PSN order.)"""
+    nor faster than half the stream's fastest rate per payload byte, `own_pace`, with
+    `base` payload bytes more). (The originals counted wherever they are: a hole
+    filled late breaks their PSN order.)"""
+    if _sooner_than_bytes(byte_gap, h, gap, base):
+        return True
     n = 0
-    nbytes = 0
+    nbytes = base
     for o in range(q, max(q - SCAN_ROWS, -1), -1):
         if hc[o] == h and cls[o] & C_REQUEST and first_tx[o] == o and lo <= upsn[o] < hi:
             n += 1
@@ -69,11 +75,11 @@ def _sends_outlast(hc, cls, upsn, paylen, first_tx, byte_gap, h, lo, hi, q, gap,
 
 
 @njit(inline="always")
-def _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h, lo, q, r, pace):
+def _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h, lo, q, r, pace, base):
     """Whether row r came too soon after row q for the requester to have sent, between
-    them, packets for PSNs lo..upsn[r]-1 (`_sends_outlast`)."""
+    them, packets for PSNs lo..upsn[r]-1 and `base` payload bytes (`_sends_outlast`)."""
     return _sends_outlast(hc, cls, upsn, paylen, first_tx, byte_gap, h, lo, upsn[r], q,
-                          ts[r] - ts[q], pace)
+                          ts[r] - ts[q], pace, base)
 
 
 @njit
@@ -93,15 +99,19 @@ def _before_restart_reached(hc, cls, upsn, paylen, first_tx, ts, byte_gap, min_g
         return True
     # (The scan only when full payloads for all those PSNs could tell: it is long.)
     return _sooner_than_bytes(byte_gap, h, gap, (u - nak_u - 1) * pmtu[h]) and _sends_outlast(
-        hc, cls, upsn, paylen, first_tx, byte_gap, h, nak_u + 1, u, i - 1, gap, pace)
+        hc, cls, upsn, paylen, first_tx, byte_gap, h, nak_u + 1, u, i - 1, gap, pace, 0)
 
 
 @njit
-def _run_paced(hc, cls, upsn, paylen, first_tx, ts, flags, episode, byte_gap, h, lo, r, pace):
+def _run_paced(hc, cls, upsn, paylen, first_tx, ts, flags, episode, byte_gap, h, lo, last, r,
+               pace):
     """Whether row r, a resend past its run's next PSN `lo`, came too soon after the
     run's previous packet for the requester to have sent the packets between
     (`_skip_too_soon`): the run did not send it. (Not a run whose start is in doubt:
-    r may go on with the run that start cut short.)"""
+    r may go on with the run that start cut short.) When that previous packet is the
+    run's latest resend (PSN `last`, none late or in doubt), r's own wire time counts
+    too: two stamps, both at a packet's start or both at its end, are the shorter
+    packet's time apart besides (as in `own_pace`)."""
     if pace <= 0 and byte_gap[h, 0] < 0:
         return False    # (no pace known decides nothing: spare the scans)
     q = _request_before(hc, cls, h, r)    # the run's previous packet
@@ -114,14 +124,16 @@ def _run_paced(hc, cls, upsn, paylen, first_tx, ts, flags, episode, byte_gap, h,
         # proves nothing.
         p = _request_before(hc, cls, h, o)
         if p >= 0 and not _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h,
-                                         upsn[p] + 1, p, o, pace):
+                                         upsn[p] + 1, p, o, pace, 0):
             return False
     for o in range(q, max(q - SCAN_ROWS, -1), -1):
         if hc[o] == h and flags[o] & F_EPISODE and episode[o] == episode[r]:
             if flags[o] & F_AMBIGUOUS:
                 return False
             break
-    return _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h, lo, q, r, pace)
+    own = upsn[q] == last and flags[q] & (F_RETX | F_LATE | F_AMBIGUOUS) == F_RETX
+    return _skip_too_soon(hc, cls, upsn, paylen, first_tx, ts, byte_gap, h, lo, q, r, pace,
+                          min(paylen[q], paylen[r]) if own else 0)
 
 
 @njit
@@ -243,3 +255,61 @@ def run_jump(first_tx, flags, episode, gap, reason, counts, acked, ep_last, ep_c
     rgaps[h, slot, 4] = ep_amb[h]
     rgaps[h, slot, 5] = i
     rgap_at[h] += 1
+
+
+
+
+def early_copy_noted(flags, episode, early_copy, ep_last, ep_cur, ep_next, i, h, u, run, behind,
+                     prev_req):
+    """A copy at the run's next PSN too soon after the run's latest resend for the
+    requester to have sent it after that one (`own_pace`): kept for the next request
+    (its row, the run's last and next PSN before it, and that resend's row). (That
+    resend still one, sure, once this request has decided the rows pending: not a
+    packet past the run's next PSN it showed a late copy, `jump_decided`.)"""
+    if run and behind and u == ep_next[h] and episode[prev_req] == ep_cur[h] and \
+            flags[prev_req] & (F_RETX | F_LATE | F_AMBIGUOUS) == F_RETX:
+        early_copy[h, 0] = i
+        early_copy[h, 1] = ep_last[h]
+        early_copy[h, 2] = ep_next[h]
+        early_copy[h, 3] = prev_req
+
+
+def early_copy_decided(upsn, paylen, first_tx, prev_tx, ts, flags, ref, episode, counts,
+                       byte_gap, early_copy, rgaps, cz, ep_active, ep_last, ep_cur, ep_next, i,
+                       h, u, d):
+    """A copy taken for the run's resend though too soon after the one before it
+    (`early_copy_noted`): one sent before, delayed, if this request is a copy of its
+    PSN that the run could have sent after that one (see the module). (Not after a
+    retry cause came, nor a pause as long as the shortest ACK timeout: this copy may
+    be a restart of its own.)"""
+    r = early_copy[h, 0]
+    if r >= 0:
+        early_copy[h, 0] = -1
+        q = early_copy[h, 3]
+        cause_since = cz[h, 0, 1] > r or cz[h, 1, 1] > r or cz[h, 2, 1] > r
+        if d < 0 and u == upsn[r] and ep_active[h] and episode[r] == ep_cur[h] and \
+                ep_last[h] == u and not cause_since and \
+                ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS and not _sooner_than_bytes(
+                    byte_gap, h, ts[i] - ts[q], min(paylen[q], paylen[i])):
+            ec_seen = first_tx[r] < r
+            if ec_seen:
+                flags[r] = (flags[r] & ~F_RETX) | F_COPY
+                ref[r] = prev_tx[r]
+                counts[h, K_COPIES] += 1
+            else:
+                flags[r] = (flags[r] & ~F_RETX) | F_LATE
+                ref[r] = -1
+                counts[h, K_LATE] += 1
+                counts[h, K_LOST_BEFORE] -= 1
+            # (A resend an earlier run sent, delayed, as well, if one may have sent it:
+            # the tap saw one, or saw that run skip the PSN.)
+            if ec_seen and flags[first_tx[r]] & F_RETX:
+                flags[r] |= F_AMBIGUOUS
+            for g in range(GAP_RING):
+                if rgaps[h, g, 0] <= u < rgaps[h, g, 1] and rgaps[h, g, 2] != ep_cur[h]:
+                    flags[r] |= F_AMBIGUOUS
+            episode[r] = -1
+            counts[h, K_RETX] -= 1
+            counts[h, K_RETX_BYTES] -= paylen[r]
+            ep_last[h] = early_copy[h, 1]
+            ep_next[h] = early_copy[h, 2]
