@@ -172,9 +172,10 @@ def test_a_resume_after_a_packet_past_too_far_ahead_is_the_runs(tmp_path):
     assert "retransmission" in flags_of(res, 3384)
     assert "retransmission" in flags_of(res, 3387)
 
-def _jump(gap, byte_gap, pace):
+def _jump(gap, byte_gap, pace, last=-1):
     """Originals of PSNs 10-14 (256 bytes each), a run restarting at 10, then one at 14
-    `gap` ns later: whether `_run_paced` says the run could not have sent it."""
+    `gap` ns later: whether `_run_paced` says the run could not have sent it (`last`:
+    the run's latest PSN as the engine knows it; -1, the bytes between alone)."""
     ts = np.array([0, 22, 44, 66, 88, 1000, 1000 + gap], np.int64)
     upsn = np.array([10, 11, 12, 13, 14, 10, 14], np.int64)
     n = len(ts)
@@ -183,7 +184,7 @@ def _jump(gap, byte_gap, pace):
     first_tx = np.array([0, 1, 2, 3, 4, 0, 4], np.int64)
     return bool(_run_paced(np.zeros(n, np.int64), np.full(n, C_REQUEST, np.int64), upsn,
                            np.full(n, 256, np.int64), first_tx, ts, flags, episode,
-                           np.array([byte_gap], np.int64), 0, 11, 6, pace))
+                           np.array([byte_gap], np.int64), 0, 11, last, 6, pace))
 
 
 def test_a_run_jump_is_paced_by_the_bytes_between_as_well_as_the_packets():
@@ -196,6 +197,15 @@ def test_a_run_jump_is_paced_by_the_bytes_between_as_well_as_the_packets():
     assert not _jump(30, (-1, -1), 4)
     assert _jump(30, (-1, -1), 12)
     assert not _jump(30, (-1, -1), -1)
+
+
+def test_a_packet_past_after_the_runs_latest_resend_counts_its_own_bytes():
+    """After the run's latest resend (10, the restart), the packet past takes its own
+    wire time too (the shorter of the two, 256 bytes): four packets' worth, 44 ns at
+    half the rate, so 40 ns after is too soon; 50 is not."""
+    assert _jump(40, (22, 256), 4, last=10)
+    assert not _jump(50, (22, 256), 4, last=10)
+    assert not _jump(40, (22, 256), 4, last=9)
 
 
 def test_a_pair_after_a_late_packet_past_proves_nothing():
@@ -218,7 +228,8 @@ def test_a_pair_after_a_late_packet_past_proves_nothing():
             return np.array(v, np.int64)
         return bool(_run_paced(np.zeros(n, np.int64), np.full(n, C_REQUEST, np.int64),
                                a(upsn), np.full(n, 256, np.int64), a(first_tx), a(ts), a(flags),
-                               a(episode), np.array([[22, 256]], np.int64), 0, 12, n - 1, 4))
+                               a(episode), np.array([[22, 256]], np.int64), 0, 12, 11, n - 1,
+                               4))
     assert paced(False)
     assert not paced(True)
     assert paced(True, past_gap=6)

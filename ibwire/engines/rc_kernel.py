@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import early_copy_decided, early_copy_noted, ow
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "0aabaae45a25"
+RC_HELPERS_DIGEST = "be5143b7edf7"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -300,8 +300,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                              known, rnr_row, rr_row, fifo, f_head, f_len, ack_row, ack_u, ep_row,
                              min_gap, rgaps, ep_cur, react, i, h, c, u, seen, prev_req, run_gap,
                              hc, cls, paylen, byte_gap, pmtu)
-                early_copy_noted(flags, episode, early_copy, ep_last, ep_cur, ep_next, i, h, u,
-                                 run, behind, prev_req)
+                early_copy_noted(upsn, flags, episode, early_copy, ep_last, ep_cur, ep_next, i,
+                                 h, u, run, behind, prev_req)
                 late_rerun, late_amb, timer, lost_back = \
                     skipped_resend(syn, prev_tx, ts, flags, episode, trig, reason, counts, rnr_u,
                                    rgaps, rnr_row, i, h, u, seen, cause, run, quick, unsure, stale,

@@ -259,14 +259,16 @@ def run_jump(first_tx, flags, episode, gap, reason, counts, acked, ep_last, ep_c
 
 
 
-def early_copy_noted(flags, episode, early_copy, ep_last, ep_cur, ep_next, i, h, u, run, behind,
-                     prev_req):
+def early_copy_noted(upsn, flags, episode, early_copy, ep_last, ep_cur, ep_next, i, h, u, run,
+                     behind, prev_req):
     """A copy at the run's next PSN too soon after the run's latest resend for the
     requester to have sent it after that one (`own_pace`): kept for the next request
     (its row, the run's last and next PSN before it, and that resend's row). (That
     resend still one, sure, once this request has decided the rows pending: not a
-    packet past the run's next PSN it showed a late copy, `jump_decided`.)"""
+    packet past the run's next PSN it showed a late copy, `jump_decided`; and the
+    run's latest in PSN order, not a late resend of an earlier PSN.)"""
     if run and behind and u == ep_next[h] and episode[prev_req] == ep_cur[h] and \
+            upsn[prev_req] == ep_last[h] and \
             flags[prev_req] & (F_RETX | F_LATE | F_AMBIGUOUS) == F_RETX:
         early_copy[h, 0] = i
         early_copy[h, 1] = ep_last[h]
