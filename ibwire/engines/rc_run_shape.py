@@ -257,8 +257,6 @@ def run_jump(first_tx, flags, episode, gap, reason, counts, acked, ep_last, ep_c
     rgap_at[h] += 1
 
 
-
-
 def early_copy_noted(upsn, flags, episode, early_copy, ep_last, ep_cur, ep_next, i, h, u, run,
                      behind, prev_req):
     """A copy at the run's next PSN too soon after the run's latest resend for the
@@ -288,7 +286,7 @@ def early_copy_decided(upsn, paylen, first_tx, prev_tx, ts, flags, ref, episode,
     if r >= 0:
         early_copy[h, 0] = -1
         q = early_copy[h, 3]
-        cause_since = cz[h, 0, 1] > r or cz[h, 1, 1] > r or cz[h, 2, 1] > r
+        cause_since = cz[h, :, 1].max() > r     # (any pending cause's row, `rc_shared.CZ_*`)
         if d < 0 and u == upsn[r] and ep_active[h] and episode[r] == ep_cur[h] and \
                 ep_last[h] == u and not cause_since and \
                 ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS and not _sooner_than_bytes(
