@@ -78,3 +78,16 @@ def test_a_packet_past_counts_its_own_wire_time(tmp_path):
     assert "retransmission" not in flags_of(res, 3731)
     assert reordered(truth, 3731)
     assert check_exact(truth, res, diff) == []
+
+
+def test_no_early_copy_while_a_nak_names_its_psn(tmp_path):
+    """NAK 163's run resends ..771 (frame 167); NAK 169 names ..772; 172 (..772) comes
+    sooner after 167 than this stream's fastest rate allows, and 174 is ..772 again.
+    With NAK 169 pending for ..772, 174 may be that NAK's restart and 172 the run's
+    resend (as here): no early copy. (Before: 172 the network's, 174 the run's.)"""
+    truth, res, diff = _draw(tmp_path, 441, 28)
+    assert "nak" in flags_of(res, 169)
+    assert "retransmission" in flags_of(res, 172)
+    assert start_of(res, 172) == ("nak_seq", 163)
+    assert start_of(res, 174) == start_of(res, 175) == ("nak_seq", 169)
+    assert check_exact(truth, res, diff) == []

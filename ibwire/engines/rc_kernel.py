@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import early_copy_decided, early_copy_noted, ow
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "704b0b44febc"
+RC_HELPERS_DIGEST = "1d7fabc357e4"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -244,8 +244,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             behind = own_pace(paylen, ts, flags, episode, min_gap, run_gap, byte_gap, new_row,
                               ep_active, ep_cur, ep_next, i, h, u, d, prev_req)
             early_copy_decided(upsn, paylen, first_tx, prev_tx, ts, flags, ref, episode, counts,
-                               byte_gap, early_copy, rgaps, cz, ep_active, ep_last, ep_cur, ep_next,
-                               i, h, u, d)
+                               byte_gap, early_copy, rgaps, cz, trig_kind, ep_active, ep_last,
+                               ep_cur, ep_next, i, h, u, d)
             if head[h] < 0:
                 head[h] = i
             rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt,

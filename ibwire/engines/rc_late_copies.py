@@ -82,10 +82,12 @@ def network_copy(hc, cls, first_tx, prev_tx, flags, ref, counts, acked, copy_row
     copy_next[h] = u + consume
     copy_cause[h] = held
     back2back[h] = b2b
-    # Right after the first copy at the tap, taken for the resend that fills its
-    # hole: that first copy may as well be the original, delayed past the NAK,
-    # and this one the resend. The tap cannot tell the two orders apart.
-    fill = flags[prev_tx[i]] & F_RETX and prev_tx[i] == first_tx[i]
+    # Right after a copy taken for a resend that may as well have been sent before it
+    # (the first copy at the tap, filling its hole: the original, delayed past the
+    # cause; or one right behind its own previous copy: the network's duplicate of
+    # that), this one the resend. The tap cannot tell the two orders apart.
+    x = prev_tx[i]
+    fill = flags[x] & F_RETX and (x == first_tx[x] or _request_before(hc, cls, h, x) == prev_tx[x])
     # A READ or atomic copy right after the run's resend of it, an ACK past it seen:
     # if its response was lost after the tap, that ACK is an implied NAK the tap
     # cannot see, and the requester restarts there, at once, as the run sends it.

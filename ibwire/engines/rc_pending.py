@@ -166,11 +166,12 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
         # (Whatever this request is, a packet past that came too soon after the run's
         # previous one for the run to have sent the PSNs it skipped, at the requester's
         # fastest pace (`_port_pace`), was not the run's; PSNs an ACK covered it may
-        # skip. Not a restart for a cause naming that PSN.)
-        jd_lo = rgaps[h, jmp[h, 3], 3]
+        # skip. A restart for a cause naming that PSN skips none: its own wire time
+        # after the run's latest resend still bounds it.)
         jd_own = trig_u[h] == upsn[r] or nak_u[h] == upsn[r] or rnr_u[h] == upsn[r]
+        jd_lo = upsn[r] if jd_own else rgaps[h, jmp[h, 3], 3]
         jd_pace = _port_pace(min_gap, run_gap, h)
-        jd_paced = not jd_own and episode[r] == ep_cur[h] and _run_paced(
+        jd_paced = episode[r] == ep_cur[h] and _run_paced(
             hc, cls, upsn, paylen, first_tx, ts, flags, episode, byte_gap, h, jd_lo, jmp[h, 1], r,
             jd_pace)
         if jd_paced or (

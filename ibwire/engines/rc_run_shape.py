@@ -35,7 +35,7 @@ from ibwire.analysis.rc_rules import (
     C_REQUEST, F_AMBIGUOUS, F_COPY, F_EPISODE, F_GAP, F_LATE, F_RETX, GAP_RING, K_COPIES,
     K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_TIMEOUT,
 )
-from ibwire.engines.rc_shared import SCAN_ROWS, _port_pace, _request_before
+from ibwire.engines.rc_shared import SCAN_ROWS, _named_at, _port_pace, _request_before
 
 PSNS_CHECKED = 64      # PSNs `_too_soon` counts at most (enough for any pace it can prove)
 # The least payload (bytes) the byte pace is measured on: no fewer than the headers and
@@ -275,13 +275,13 @@ def early_copy_noted(upsn, flags, episode, early_copy, ep_last, ep_cur, ep_next,
 
 
 def early_copy_decided(upsn, paylen, first_tx, prev_tx, ts, flags, ref, episode, counts,
-                       byte_gap, early_copy, rgaps, cz, ep_active, ep_last, ep_cur, ep_next, i,
-                       h, u, d):
+                       byte_gap, early_copy, rgaps, cz, trig_kind, ep_active, ep_last, ep_cur,
+                       ep_next, i, h, u, d):
     """A copy taken for the run's resend though too soon after the one before it
     (`early_copy_noted`): one sent before, delayed, if this request is a copy of its
     PSN that the run could have sent after that one (see the module). (Not after a
-    retry cause came, nor a pause as long as the shortest ACK timeout: this copy may
-    be a restart of its own.)"""
+    retry cause came, nor while one names this PSN, nor a pause as long as the
+    shortest ACK timeout: this copy may be a restart of its own.)"""
     r = early_copy[h, 0]
     if r >= 0:
         early_copy[h, 0] = -1
@@ -289,6 +289,7 @@ def early_copy_decided(upsn, paylen, first_tx, prev_tx, ts, flags, ref, episode,
         cause_since = cz[h, :, 1].max() > r     # (any pending cause's row, `rc_shared.CZ_*`)
         if d < 0 and u == upsn[r] and ep_active[h] and episode[r] == ep_cur[h] and \
                 ep_last[h] == u and not cause_since and \
+                not _named_at(cz, trig_kind, h, u, u, False, -1) and \
                 ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS and not _sooner_than_bytes(
                     byte_gap, h, ts[i] - ts[q], min(paylen[q], paylen[i])):
             ec_seen = first_tx[r] < r
