@@ -158,3 +158,18 @@ def sweep_tool() -> ModuleType:
     """The accuracy sweep tool (`tools/rc_sweep.py`), whose draws (seed, parameters)
     the pinned tests name."""
     return load_tool("rc_sweep")
+
+
+def wide_draw(tmp: Path, master: int, n: int
+              ) -> tuple[dict[str, Any], RcResult, dict[str, tuple[set[int], set[int]]]]:
+    """Draw n of the sweep tool's wide master `master`, analysed: (truth, result,
+    differences)."""
+    seed, params = sweep_tool().draw_params(master, n)
+    path, truth = generate(tmp, "rc_clean", seed, **params)
+    res, diff = compare(path, truth)
+    return truth, res, diff
+
+
+def ts_ns(res: RcResult, frame: int) -> int:
+    """A frame's capture time stamp (ns; frames 1-based)."""
+    return int(res.cols["frame.time_ns"][frame - 1])
