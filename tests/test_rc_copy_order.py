@@ -11,10 +11,7 @@ more frames there (55,232 to 67,294), about 700 for each capture gained."""
 
 from __future__ import annotations
 
-from rc_helpers import check_exact, compare, flags_of, generate, reordered, start_of, sweep_tool
-
-# The draws pinned below are the sweep tool's (`tools/rc_sweep.py`): seed, parameters.
-rc_sweep = sweep_tool()
+from rc_helpers import check_exact, flags_of, reordered, start_of, wide_draw
 
 
 def test_the_first_copy_is_the_resend_and_the_held_one_the_original(tmp_path):
@@ -22,9 +19,7 @@ def test_the_first_copy_is_the_resend_and_the_held_one_the_original(tmp_path):
     188 names ..741). Frame 195 starts the NAK's run on the run's pace (198 and 201
     follow 300 ns apart), and frame 209 is ..741 again, 1.5 us after 195: the
     original, held."""
-    seed, params = rc_sweep.draw_params(331, 48)
-    path, truth = generate(tmp_path, "rc_clean", seed, **params)
-    res, diff = compare(path, truth)
+    truth, res, diff = wide_draw(tmp_path, 331, 48)
     assert start_of(res, 195) == start_of(res, 198) == start_of(res, 201) == ("nak_seq", 188)
     assert {"retransmission", "go_back_n"} <= flags_of(res, 195)
     assert "network_duplicate" in flags_of(res, 209)
@@ -38,9 +33,7 @@ def test_the_reading_with_fewer_held_packets_can_be_the_wrong_one(tmp_path):
     on the run's pace (242 and 246 follow), ..628 again at 250, 3 us later. Here the
     generator held the original (239) and the resend (250): the engine's one
     remaining difference on this capture."""
-    seed, params = rc_sweep.draw_params(337, 110)
-    path, truth = generate(tmp_path, "rc_clean", seed, **params)
-    res, diff = compare(path, truth)
+    truth, res, diff = wide_draw(tmp_path, 337, 110)
     assert "psn_gap" in flags_of(res, 233)
     assert start_of(res, 239) == start_of(res, 242) == start_of(res, 246) == ("nak_seq", 235)
     assert "network_duplicate" in flags_of(res, 250)

@@ -286,7 +286,7 @@ def early_copy_decided(upsn, paylen, first_tx, prev_tx, ts, flags, ref, episode,
     if r >= 0:
         early_copy[h, 0] = -1
         q = early_copy[h, 3]
-        cause_since = cz[h, :, 1].max() > r     # (any pending cause's row, `rc_shared.CZ_*`)
+        cause_since = cz[h, :, 1].max() > r     # (each kind's latest cause, `rc_shared.CZ_*`)
         if d < 0 and u == upsn[r] and ep_active[h] and episode[r] == ep_cur[h] and \
                 ep_last[h] == u and not cause_since and \
                 not _named_at(cz, trig_kind, h, u, u, False, -1) and \
