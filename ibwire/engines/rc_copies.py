@@ -35,7 +35,8 @@ from ibwire.analysis.rc_rules import (
 from ibwire.engines.rc_run_shape import _before_restart_reached
 from ibwire.engines.rc_shared import (
     CZ_NAK, CZ_RNR, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since,
-    _in_read_before, _named_at, _rnr_over, _rnr_wait_ns, _rnr_waited, _skipping_run, _spent_only,
+    _in_read_before, _named_at, _reads_below, _rnr_over, _rnr_wait_ns, _rnr_waited, _skipping_run,
+    _spent_only,
 )
 
 
@@ -117,13 +118,23 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # bounds the reaction to it.
     # For a READ or atomic, so does any READ response of it, answered before or
     # not: in a READ stream, a re-read's.)
-    after_prev = _answered_since(fifo, h, u, prev_tx[i], ep_active[h]) or \
+    after_prev = _answered_since(fifo, h, u, prev_tx[i], ep_active[h], acked[h]) or \
         (c & (C_READ_REQ | C_ATOMIC_REQ) != 0 and rr_row[h] > prev_tx[i] and
          _in_read_before(fifo, h, upsn[rr_row[h]], u))
     # (Not the oldest READ still waiting when the tap never saw a response of it: a
     # response past it shows the requester's hole at the tap, a cause seen.)
     unheard = f_len[h] > 0 and fifo[h, f_head[h], 0] == u and fifo[h, f_head[h], 1] == u
-    hidden = (c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u and not unheard) or after_prev
+    # (Nor a copy right behind its own previous copy past an older READ's first
+    # missing response, with no cause pending at or before it: the requester lacks
+    # that response too (what reaches it passed the tap), so an unseen implied NAK's
+    # restart begins at or before it and resends each READ from there first, all lost
+    # before the tap, which takes longer than the two copies were apart.)
+    head_next = fifo[h, f_head[h], 1] if f_len[h] > 0 else -1
+    tight = 0 <= head_next < u and not 0 <= trig_u[h] <= u and prev_tx[i] == prev_req and \
+        min_gap[h] >= 0 and \
+        ts[i] - ts[prev_req] < _reads_below(fifo, f_head, f_len, h, u) * min_gap[h]
+    past_read = c & (C_READ_REQ | C_ATOMIC_REQ) != 0 and acked[h] > u and not tight
+    hidden = (past_read and not unheard) or after_prev
     # Likewise a READ or atomic that an ACK covered since its last copy: the
     # requester takes that ACK for an implied NAK if a response was lost.
     hidden_ack = c & (C_READ_REQ | C_ATOMIC_REQ) and ack_row[h] > prev_tx[i] \
@@ -150,9 +161,8 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # (Not where an implied NAK the tap cannot see may have acted, `hidden`,
     # `hidden_ack`, nor past a response or ACK past it, even one taken for a cause
     # seen: a response lost after the tap shows a hole only through a later one,
-    # which the tap sees as well.)
-    since_prev = seen and not hidden and not hidden_ack and \
-        not (c & (C_READ_REQ | C_ATOMIC_REQ) and acked[h] > u) and \
+    # which the tap sees as well. Save a copy too soon for that restart, `tight`.)
+    since_prev = seen and not hidden and not hidden_ack and not past_read and \
         ts[i] - ts[prev_tx[i]] < MIN_ACK_TIMEOUT_NS
     copy = (quick or since_prev) and not cause and not run
     # A quick copy, or a hole fill, past the PSN a pending cause names, not

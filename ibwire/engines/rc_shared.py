@@ -356,20 +356,40 @@ def _in_read_before(fifo, h, p, u):
 
 
 @njit(inline="always")
-def _answered_since(fifo, h, u, row, latest):
+def _reads_below(fifo, f_head, f_len, h, u):
+    """How many READs the FIFO ring holds from its oldest one on that begin below PSN
+    u: a go-back-N restart at or before the oldest one's first missing response
+    resends each of them before u."""
+    k = 0
+    for j in range(f_len[h]):
+        if fifo[h, (f_head[h] + j) % READ_FIFO, 0] < u:
+            k += 1
+    return k
+
+
+@njit(inline="always")
+def _answered_since(fifo, h, u, row, latest, top):
     """Whether a READ the FIFO ring still holds whose PSNs end right before PSN u had a
     response in order after row `row` (`latest`: only the READ of the latest response
-    in order counts)."""
+    in order counts), and a response past its first PSN has passed the tap (its own in
+    order, or anything acknowledged up to `top`, the first PSN no ACK covered): a hole
+    in its responses reaches the requester only through a later one, which the tap
+    sees as well."""
     hit = False
     best = -1
     best_end = -1
+    best_past = False
     for s in range(READ_FIFO):
+        past = fifo[h, s, 1] > fifo[h, s, 0] + 1 or top > fifo[h, s, 0] + 1
         if fifo[h, s, 3] > best:
             best = fifo[h, s, 3]
             best_end = fifo[h, s, 2]
-        if fifo[h, s, 2] == u and fifo[h, s, 3] > row:
+            best_past = past
+        if fifo[h, s, 2] == u and fifo[h, s, 3] > row and past:
             hit = True
-    return best > row and best_end == u if latest else hit
+    if latest:
+        return best > row and best_end == u and best_past
+    return hit
 
 
 @njit

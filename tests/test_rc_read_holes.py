@@ -1,0 +1,55 @@
+"""RC engine (issue #13): where an implied NAK the tap cannot see can restart the
+requester. A response lost after the tap shows the requester a hole only through a
+later response, which the tap sees too; and every restart begins at the requester's
+oldest PSN still missing a response (`docs/rc-analysis.md`, "Retransmissions").
+Pinned on draws of the sweep tool (`tools/rc_sweep.py`) the engine got wrong before."""
+
+from __future__ import annotations
+
+from rc_helpers import check_exact, flags_of, start_of, ts_ns, wide_draw
+
+
+def test_a_read_copy_too_soon_for_a_restart_below_it_is_no_restart(tmp_path):
+    """The implied NAK at 5522 starts a run of READ re-requests (5525 ..073 to 5529
+    ..162, 23 ns apart); the READ at ..054 has its response ..073 since (5526) but
+    not ..074. 5530 repeats ..162 23 ns after 5529, no cause pending: the requester
+    lacks ..074 too, so an unseen implied NAK would restart at or before it and
+    resend the READs at ..054 (part-way), ..090 and ..126 first, at least 3 x 23 ns
+    (the least time between two new requests). It is the network's copy of 5529."""
+    truth, res, diff = wide_draw(tmp_path, 335, 210)
+    assert ts_ns(res, 5530) - ts_ns(res, 5529) == 23
+    assert start_of(res, 5529) == ("implied_nak", 5522)
+    assert "go_back_n" not in flags_of(res, 5530)
+    assert "network_duplicate" in flags_of(res, 5530)
+    assert 5530 in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_copy_behind_a_reads_only_response_with_nothing_past_it_is_no_restart(tmp_path):
+    """..536 is a READ with one response (137, since ..537's last copy 117); nothing
+    past ..536 has been acknowledged when ..537 passes again (139, 1.8 us after 117).
+    Had 137 been lost after the tap, the requester would see that hole only through
+    a later response, which the tap would see too; no timer runs out that soon
+    either. So 139 restarts nothing: it is the original of ..537, delayed (its first
+    copy at the tap, 91, was the NAK run's resend)."""
+    truth, res, diff = wide_draw(tmp_path, 345, 288)
+    assert ts_ns(res, 139) - ts_ns(res, 117) == 1768
+    assert "retransmission" not in flags_of(res, 139)
+    assert "go_back_n" not in flags_of(res, 139)
+    assert 139 in {e["frame"] for e in truth["events"] if e["kind"] == "reorder"}
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_read_copy_past_a_hole_may_be_a_later_packet_of_its_restart(tmp_path):
+    """The guard on the rule above: ..708's response (1248) is lost after the tap and
+    ..709's (1249) shows the requester the hole. Its restart re-requests the READ
+    part-way at ..708 (lost before the tap), then the next READ, ..717 (1255), 3.1 us
+    after that READ's original (1163). The tap's oldest hole is at ..712, below
+    ..717, but with that much time ..717 may be the restart's second packet: a
+    resend, and 1249 its cause, as they were."""
+    truth, res, diff = wide_draw(tmp_path, 351, 51)
+    assert ts_ns(res, 1255) - ts_ns(res, 1163) == 3146
+    assert "lost_after_capture" in flags_of(res, 1248)
+    assert "retransmission" in flags_of(res, 1255)
+    assert start_of(res, 1255) == ("implied_nak", 1249)
+    assert check_exact(truth, res, diff) == []
