@@ -357,13 +357,11 @@ def _in_read_before(fifo, h, p, u):
 
 @njit(inline="always")
 def _reads_below(fifo, f_head, f_len, h, u):
-    """How many READs the FIFO ring holds from its oldest one on that begin below PSN
-    u: a go-back-N restart at or before the oldest one's first missing response
-    resends each of them before u."""
+    """How many READs the FIFO ring holds that begin below PSN u: a restart at or
+    before the oldest one's first missing response resends each before u."""
     k = 0
     for j in range(f_len[h]):
-        if fifo[h, (f_head[h] + j) % READ_FIFO, 0] < u:
-            k += 1
+        k += fifo[h, (f_head[h] + j) % READ_FIFO, 0] < u
     return k
 
 
@@ -371,10 +369,8 @@ def _reads_below(fifo, f_head, f_len, h, u):
 def _answered_since(fifo, h, u, row, latest, top):
     """Whether a READ the FIFO ring still holds whose PSNs end right before PSN u had a
     response in order after row `row` (`latest`: only the READ of the latest response
-    in order counts), and a response past its first PSN has passed the tap (its own in
-    order, or anything acknowledged up to `top`, the first PSN no ACK covered): a hole
-    in its responses reaches the requester only through a later one, which the tap
-    sees as well."""
+    in order counts), and one past its first PSN passed the tap (its own in order, or
+    any acknowledged, `top`): a hole reaches the requester only through a later one."""
     hit = False
     best = -1
     best_end = -1
