@@ -123,13 +123,13 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
          _in_read_before(fifo, h, upsn[rr_row[h]], u))
     # (Not the oldest READ still waiting when the tap never saw a response of it: a
     # response past it shows the requester's hole at the tap, a cause seen.)
-    unheard = f_len[h] > 0 and fifo[h, f_head[h], 0] == u and fifo[h, f_head[h], 1] == u
+    head_next = fifo[h, f_head[h], 1] if f_len[h] > 0 else -1
+    unheard = f_len[h] > 0 and fifo[h, f_head[h], 0] == u == head_next
     # (Nor a copy right behind its own previous copy past an older READ's first
     # missing response, with no cause pending at or before it: the requester lacks
     # that response too (what reaches it passed the tap), so an unseen implied NAK's
     # restart begins at or before it and resends each READ from there first, all lost
     # before the tap, which takes longer than the two copies were apart.)
-    head_next = fifo[h, f_head[h], 1] if f_len[h] > 0 else -1
     tight = 0 <= head_next < u and not 0 <= trig_u[h] <= u and prev_tx[i] == prev_req and \
         min_gap[h] >= 0 and \
         ts[i] - ts[prev_req] < _reads_below(fifo, f_head, f_len, h, u) * min_gap[h]
