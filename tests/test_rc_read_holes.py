@@ -53,3 +53,52 @@ def test_a_read_copy_past_a_hole_may_be_a_later_packet_of_its_restart(tmp_path):
     assert "retransmission" in flags_of(res, 1255)
     assert start_of(res, 1255) == ("implied_nak", 1249)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_copy_one_least_gap_behind_with_a_read_to_resend_first_is_no_restart(tmp_path):
+    """11023 re-requests the READ at ..197 (the implied NAK run from 11019), 27 ns
+    after the run's first READ (..136, 11022; 27 ns is the stream's least gap). 11024
+    repeats ..197 27 ns later, no cause pending. The READ at ..136 still lacks a
+    response at the tap, so an unseen implied NAK's restart would re-request it
+    first and only then ..197: two packets after 11023, at least 2 x 27 ns. One gap
+    is too soon: the network's copy."""
+    truth, res, diff = wide_draw(tmp_path, 333, 181)
+    assert ts_ns(res, 11024) - ts_ns(res, 11023) == 27
+    assert start_of(res, 11023) == ("implied_nak", 11019)
+    assert "go_back_n" not in flags_of(res, 11024)
+    assert "network_duplicate" in flags_of(res, 11024)
+    assert 11024 in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
+    assert check_exact(truth, res, diff) == []
+
+
+
+def test_a_copy_too_soon_for_a_restart_with_only_ignored_causes_pending_is_no_restart(
+        tmp_path):
+    """739 sends the SEND at ..172 while the READ at ..168 (first response 735) is
+    still answered in order (740 is ..170). 741 repeats ..172 346 ns later, no request
+    between. The causes pending below it (the NAKs and implied NAK of 608 and 611) are
+    ones the requester ignored: a retry covering them was under way. A restart for
+    any of them, or for a hole in ..168's responses lost after the tap, re-requests
+    that READ first, then ..172: two packets after 739, at least 2 x 300 ns (the
+    stream's least gap). It is the network's copy of 739."""
+    truth, res, diff = wide_draw(tmp_path, 355, 101)
+    assert ts_ns(res, 741) - ts_ns(res, 739) == 346
+    assert "retransmission" not in flags_of(res, 741)
+    assert "network_duplicate" in flags_of(res, 741)
+    assert 741 in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_runs_resends_set_the_pace_when_faster_than_new_requests(tmp_path):
+    """The guard on the rule above: new READs here go out at least 593 ns apart, but
+    the runs' re-requests 6 ns apart (320-322). 341 repeats the READ at ..581 1,003 ns
+    after 337, the READ at ..576 still missing responses at the tap: at the runs' pace
+    a restart resends both in 12 ns. 339's response was lost after the tap, 340 showed
+    the hole, and 341 is that restart's resend (its re-request of ..577 lost before
+    the tap)."""
+    truth, res, diff = wide_draw(tmp_path, 333, 137)
+    assert ts_ns(res, 321) - ts_ns(res, 320) == 6
+    assert ts_ns(res, 341) - ts_ns(res, 337) == 1003
+    assert "lost_after_capture" in flags_of(res, 339)
+    assert "retransmission" in flags_of(res, 341)
+    assert check_exact(truth, res, diff) == []

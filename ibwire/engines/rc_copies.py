@@ -34,9 +34,9 @@ from ibwire.analysis.rc_rules import (
 )
 from ibwire.engines.rc_run_shape import _before_restart_reached
 from ibwire.engines.rc_shared import (
-    CZ_NAK, CZ_RNR, SKIP_MAYBE, SKIP_SURE, T_NAK, T_RNR, _acted_below, _answered_since,
-    _in_read_before, _named_at, _reads_below, _rnr_over, _rnr_wait_ns, _rnr_waited, _skipping_run,
-    _spent_only,
+    CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_MAYBE, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR, _acted_below,
+    _answered_since, _in_read_before, _named_at, _pace, _reads_below, _rnr_over, _rnr_wait_ns,
+    _rnr_waited, _skipping_run, _spent_only,
 )
 
 
@@ -126,15 +126,21 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     head_next = fifo[h, f_head[h], 1] if f_len[h] > 0 else -1
     unheard = f_len[h] > 0 and fifo[h, f_head[h], 0] == u == head_next
     # (Nor a copy right behind its own previous copy past an older READ's first
-    # missing response, with no cause pending at or before it: the requester lacks
-    # that response too (what reaches it passed the tap), so an unseen implied NAK's
-    # restart begins at or before it and resends each READ from there first, all lost
-    # before the tap, which takes longer than the two copies were apart.)
-    tight = 0 <= head_next < u and not 0 <= trig_u[h] <= u and prev_tx[i] == prev_req and \
-        min_gap[h] >= 0 and \
-        ts[i] - ts[prev_req] < _reads_below(fifo, f_head, f_len, h, u) * min_gap[h]
+    # missing response, with no cause the requester acts on pending at or before it:
+    # the requester lacks that response too (what reaches it passed the tap), so an
+    # unseen implied NAK's restart begins at or before it and resends each READ from
+    # there first, all lost before the tap, then this PSN: a packet time each, at no
+    # less than the least gap the stream has shown between two new requests or two
+    # resends of a run, longer than the two copies were apart. So would a restart for
+    # a cause the requester ignores, pending before this PSN.)
+    pace = _pace(min_gap, run_gap, h)
+    tight = 0 <= head_next < u and not _acted_below(cz, trig_kind, h, u + 1) and \
+        prev_tx[i] == prev_req and pace >= 0 and \
+        ts[i] - ts[prev_req] < (_reads_below(fifo, f_head, f_len, h, u) + 1) * pace
+    if tight and cause and not _named_at(cz, trig_kind, h, u, u, False, -1):
+        cause = False
     past_read = c & (C_READ_REQ | C_ATOMIC_REQ) != 0 and acked[h] > u and not tight
-    hidden = (past_read and not unheard) or after_prev
+    hidden = (past_read and not unheard) or (after_prev and not tight)
     # Likewise a READ or atomic that an ACK covered since its last copy: the
     # requester takes that ACK for an implied NAK if a response was lost.
     hidden_ack = c & (C_READ_REQ | C_ATOMIC_REQ) and ack_row[h] > prev_tx[i] \
@@ -211,7 +217,11 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # after all (`_pick_cause`), or a late copy; a run going on from it in order tells.
     nak_redo = cause and trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 0] == u and \
         cz[h, CZ_NAK, 2] == 1 and not _named_at(cz, trig_kind, h, u, u, True, -1)
-    held = not run and (((below or past) and not (trig_row[h] >= 0 and upsn[trig_row[h]] == u))
+    # (An implied NAK names its hole, not the PSN of the response that showed it.)
+    at_latest = trig_row[h] >= 0 and upsn[trig_row[h]] == u and not (
+        trig_kind[h] & T_IMPLIED and cz[h, CZ_IMPLIED, 1] == trig_row[h] and
+        not _named_at(cz, trig_kind, h, u, u, False, trig_row[h] - 1))
+    held = not run and (((below or past) and not at_latest)
                         or early or (acted and not seen and in_gap) or rerun_dup or nak_redo)
     # A quick copy of the PSN an RNR NAK refused, before its timer: the restart for a
     # NAK naming it (the RNR NAK lost after the tap), or a copy delayed (what drew

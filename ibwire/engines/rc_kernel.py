@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import early_copy_decided, early_copy_noted, ow
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "1de6e1d8489a"
+RC_HELPERS_DIGEST = "f58a03f6cfb3"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -252,7 +252,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                           late_row, ep_active, ep_last, ep_row, i, h, u, seen, prev_req)
             restart_shown(known, known_next, ep_active, ep_next, h, u, d)
             nak_reached(upsn, ts, flags, trig, trig_u, trig_row, trig_kind, cz, nak_nxt, delays,
-                        react, ep_row, i, h, u, prev_req)
+                        react, ep_row, episode, ep_active, ep_cur, i, h, u, prev_req)
             # Rows the previous request left pending, decided now.
             resume_decided(upsn, paylen, prev_tx, ts, flags, episode, gap, counts, ep_active,
                            ep_last, ep_cur, ep_next, min_rtt, min_gap, run_gap, jmp, cz,

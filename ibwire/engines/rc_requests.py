@@ -12,7 +12,9 @@
 - A READ or atomic request first seen below the highest PSN joins the FIFO too.
 - A sequence NAK the requester gets to in order (kept back behind another, or
   ignored while a retry covered it on a network that delays copies): spent once
-  its run resends the PSN and goes on (`nak_reached`).
+  its run resends the PSN and goes on (`nak_reached`); so is an implied NAK's hole
+  that the run in progress, begun below it, resends and goes on from
+  (`implied_reached`).
 - A new PSN (at or past the highest sent): the PSNs skipped are a hole (lost before
   the tap, remembered in a ring of recent holes); reaching the old front ends the
   go-back-N episode in progress, and the resends it skipped that no ACK made
@@ -27,14 +29,15 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_REQ, C_LAST, C_READ_REQ, F_AMBIGUOUS, F_DUP, F_GAP, F_LATE, F_MSG_END, F_RNR_RETRY,
-    F_UC_GAP, GAP_RING, K_DUP, K_LATE, K_LOST_BEFORE, K_MESSAGES, K_RNR_RETRIES, K_UC_GAPS,
-    READ_FIFO,
+    C_ATOMIC_REQ, C_LAST, C_READ_REQ, F_AMBIGUOUS, F_DUP, F_GAP, F_LATE, F_MSG_END, F_RETX,
+    F_RNR_RETRY, F_UC_GAP, GAP_RING, K_DUP, K_LATE, K_LOST_BEFORE, K_MESSAGES, K_RNR_RETRIES,
+    K_UC_GAPS, READ_FIFO,
 )
 
 from ibwire.engines.rc_causes import _before_reaction, _kept_next
 from ibwire.engines.rc_shared import (
-    CZ_NAK, SKIP_MAYBE, T_NAK, _mark, _nak_spent, _rnr_over, _rnr_spent, _rnr_wait_ns,
+    CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_MAYBE, T_IMPLIED, T_NAK, _mark, _nak_spent, _rnr_over,
+    _rnr_spent, _rnr_wait_ns,
 )
 
 
@@ -210,7 +213,7 @@ def unseen_read(fifo, f_head, f_len, acked, h, u, consume, seen):
 
 
 def nak_reached(upsn, ts, flags, trig, trig_u, trig_row, trig_kind, cz, nak_nxt, delays, react,
-                ep_row, i, h, u, prev_req):
+                ep_row, episode, ep_active, ep_cur, i, h, u, prev_req):
     """A NAK kept back behind another (`rc_shared._next_nak`), for a PSN the restart
     answering that one had yet to reach: the requester ignores a NAK its resend in
     progress gets to in order. Shown when that run resends the PSN and goes on with
@@ -249,4 +252,36 @@ def nak_reached(upsn, ts, flags, trig, trig_u, trig_row, trig_kind, cz, nak_nxt,
         # (Else a later copy there is held for the next request, `rc_copies.classify`:
         # the NAK acted on after all if a run goes on from it in order.)
         _nak_spent(cz, trig_u, trig_row, trig_kind, h)
+    implied_reached(upsn, ts, flags, episode, trig_u, trig_row, trig_kind, cz, react, ep_active,
+                    ep_cur, ep_row, h, u, prev_req)
+
+
+def implied_reached(upsn, ts, flags, episode, trig_u, trig_row, trig_kind, cz, react, ep_active,
+                    ep_cur, ep_row, h, u, prev_req):
+    """The hole an implied NAK names, past the PSN the run in progress began at, resent
+    by that run (the request before) and gone on from in order: answered. A restart
+    resends every PSN from where it began (IBA 9.7.4.1.5), so it covers a hole shown
+    past that point; the requester does not go back there again, and a later copy
+    of that PSN is no restart for it. (Not when that resend passed the tap sooner
+    after the response that showed the hole than the requester has yet reacted to
+    one, or, none seen yet, to a sequence NAK (it acts on either as it arrives): it
+    may have been sent before the requester had that response.)"""
+    imp_p = cz[h, CZ_IMPLIED, 0]
+    imp_t = cz[h, CZ_IMPLIED, 1]
+    if trig_kind[h] & T_IMPLIED and prev_req > imp_t >= 0 and ep_active[h] and \
+            0 <= ep_row[h] < prev_req and upsn[ep_row[h]] < imp_p == upsn[prev_req] < u and \
+            flags[prev_req] & (F_RETX | F_AMBIGUOUS) == F_RETX and \
+            episode[prev_req] == ep_cur[h] and \
+            not (react[h, 3] > 0 and ts[prev_req] - ts[imp_t] < react[h, 2]) and \
+            not (react[h, 3] == 0 and _before_reaction(react, ts, h, prev_req, imp_t)):
+        trig_kind[h] &= ~T_IMPLIED
+        cz[h, CZ_IMPLIED, 0] = -1
+        if trig_u[h] == imp_p and trig_row[h] == imp_t:
+            # (The pending cause now: the earliest other one, if any.)
+            trig_u[h] = -1
+            trig_row[h] = -1
+            for j in (CZ_NAK, CZ_RNR):
+                if trig_kind[h] & (1 << j) and (trig_u[h] < 0 or cz[h, j, 0] < trig_u[h]):
+                    trig_u[h] = cz[h, j, 0]
+                    trig_row[h] = cz[h, j, 1]
 
