@@ -9,20 +9,27 @@ from __future__ import annotations
 from rc_helpers import check_exact, flags_of, start_of, ts_ns, wide_draw
 
 
+def _network_copy_behind_run_resend(tmp_path, master: int, n: int, copy: int, gap: int,
+                                    cause: int) -> None:
+    """Wide draw n of `master`: frame `copy` repeats the frame before it, a resend of
+    the implied NAK run from `cause`, `gap` ns later; it is the network's copy."""
+    truth, res, diff = wide_draw(tmp_path, master, n)
+    assert ts_ns(res, copy) - ts_ns(res, copy - 1) == gap
+    assert start_of(res, copy - 1) == ("implied_nak", cause)
+    assert "go_back_n" not in flags_of(res, copy)
+    assert "network_duplicate" in flags_of(res, copy)
+    assert copy in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
+    assert check_exact(truth, res, diff) == []
+
 def test_a_read_copy_too_soon_for_a_restart_below_it_is_no_restart(tmp_path):
     """The implied NAK at 5522 starts a run of READ re-requests (5525 ..073 to 5529
     ..162, 23 ns apart); the READ at ..054 has its response ..073 since (5526) but
     not ..074. 5530 repeats ..162 23 ns after 5529, no cause pending: the requester
     lacks ..074 too, so an unseen implied NAK would restart at or before it and
-    resend the READs at ..054 (part-way), ..090 and ..126 first, at least 3 x 23 ns
-    (the least time between two new requests). It is the network's copy of 5529."""
-    truth, res, diff = wide_draw(tmp_path, 335, 210)
-    assert ts_ns(res, 5530) - ts_ns(res, 5529) == 23
-    assert start_of(res, 5529) == ("implied_nak", 5522)
-    assert "go_back_n" not in flags_of(res, 5530)
-    assert "network_duplicate" in flags_of(res, 5530)
-    assert 5530 in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
-    assert check_exact(truth, res, diff) == []
+    resend the READs at ..054 (part-way), ..090 and ..126 first, then ..162: at least
+    4 x 23 ns (the least time between two new requests). It is the network's copy of
+    5529."""
+    _network_copy_behind_run_resend(tmp_path, 335, 210, 5530, 23, 5522)
 
 
 def test_a_copy_behind_a_reads_only_response_with_nothing_past_it_is_no_restart(tmp_path):
@@ -62,14 +69,7 @@ def test_a_copy_one_least_gap_behind_with_a_read_to_resend_first_is_no_restart(t
     response at the tap, so an unseen implied NAK's restart would re-request it
     first and only then ..197: two packets after 11023, at least 2 x 27 ns. One gap
     is too soon: the network's copy."""
-    truth, res, diff = wide_draw(tmp_path, 333, 181)
-    assert ts_ns(res, 11024) - ts_ns(res, 11023) == 27
-    assert start_of(res, 11023) == ("implied_nak", 11019)
-    assert "go_back_n" not in flags_of(res, 11024)
-    assert "network_duplicate" in flags_of(res, 11024)
-    assert 11024 in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
-    assert check_exact(truth, res, diff) == []
-
+    _network_copy_behind_run_resend(tmp_path, 333, 181, 11024, 27, 11019)
 
 
 def test_a_copy_too_soon_for_a_restart_with_only_ignored_causes_pending_is_no_restart(
