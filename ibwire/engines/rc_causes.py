@@ -141,12 +141,18 @@ def _settled_before(hc, cls, upsn, ts, trig, reason, cz, trig_u, trig_row, trig_
             trig_kind[h] &= ~(1 << j)
             cleared = True
     if cleared:
-        trig_u[h] = -1
-        trig_row[h] = -1
-        for j in (CZ_NAK, CZ_RNR, CZ_IMPLIED):
-            if trig_kind[h] & (1 << j) and (trig_u[h] < 0 or cz[h, j, 0] < trig_u[h]):
-                trig_u[h] = cz[h, j, 0]
-                trig_row[h] = cz[h, j, 1]
+        _earliest_cause(cz, trig_u, trig_row, trig_kind, h)
+
+
+@njit(inline="always")
+def _earliest_cause(cz, trig_u, trig_row, trig_kind, h):
+    """After a cause was settled: the pending one is the earliest left, if any."""
+    trig_u[h] = -1
+    trig_row[h] = -1
+    for j in (CZ_NAK, CZ_RNR, CZ_IMPLIED):
+        if trig_kind[h] & (1 << j) and (trig_u[h] < 0 or cz[h, j, 0] < trig_u[h]):
+            trig_u[h] = cz[h, j, 0]
+            trig_row[h] = cz[h, j, 1]
 
 
 @njit(inline="always")
@@ -155,6 +161,16 @@ def _before_reaction(react, ts, h, r, nak_row):
     yet reacted to one (`react`: the least time from a sequence NAK to a restart at its
     PSN taken with no doubt): it was sent before the requester had that NAK."""
     return react[h, 1] > 0 and ts[r] - ts[nak_row] < react[h, 0]
+
+
+@njit(inline="always")
+def _before_implied_reaction(react, ts, h, r, row):
+    """Row r passed the tap sooner after the response at `row` that showed a hole
+    than the requester has yet reacted to one (columns 2-3 of `react`), or, none seen
+    yet, to a sequence NAK (it acts on either as it arrives)."""
+    if react[h, 3] > 0:
+        return ts[r] - ts[row] < react[h, 2]
+    return _before_reaction(react, ts, h, r, row)
 
 
 @njit(inline="always")

@@ -34,10 +34,12 @@ from ibwire.analysis.rc_rules import (
     K_UC_GAPS, READ_FIFO,
 )
 
-from ibwire.engines.rc_causes import _before_reaction, _kept_next
+from ibwire.engines.rc_causes import (
+    _before_implied_reaction, _before_reaction, _earliest_cause, _kept_next,
+)
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_MAYBE, T_IMPLIED, T_NAK, _mark, _nak_spent, _rnr_over,
-    _rnr_spent, _rnr_wait_ns,
+    CZ_IMPLIED, CZ_NAK, SKIP_MAYBE, T_IMPLIED, T_NAK, _mark, _nak_spent, _rnr_over, _rnr_spent,
+    _rnr_wait_ns,
 )
 
 
@@ -272,16 +274,9 @@ def implied_reached(upsn, ts, flags, episode, trig_u, trig_row, trig_kind, cz, r
             0 <= ep_row[h] < prev_req and upsn[ep_row[h]] < imp_p == upsn[prev_req] < u and \
             flags[prev_req] & (F_RETX | F_AMBIGUOUS) == F_RETX and \
             episode[prev_req] == ep_cur[h] and \
-            not (react[h, 3] > 0 and ts[prev_req] - ts[imp_t] < react[h, 2]) and \
-            not (react[h, 3] == 0 and _before_reaction(react, ts, h, prev_req, imp_t)):
+            not _before_implied_reaction(react, ts, h, prev_req, imp_t):
         trig_kind[h] &= ~T_IMPLIED
         cz[h, CZ_IMPLIED, 0] = -1
         if trig_u[h] == imp_p and trig_row[h] == imp_t:
-            # (The pending cause now: the earliest other one, if any.)
-            trig_u[h] = -1
-            trig_row[h] = -1
-            for j in (CZ_NAK, CZ_RNR):
-                if trig_kind[h] & (1 << j) and (trig_u[h] < 0 or cz[h, j, 0] < trig_u[h]):
-                    trig_u[h] = cz[h, j, 0]
-                    trig_row[h] = cz[h, j, 1]
+            _earliest_cause(cz, trig_u, trig_row, trig_kind, h)
 
