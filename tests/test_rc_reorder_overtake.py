@@ -2,7 +2,9 @@
 originals into one (issue #13): a run's resend delayed past a later run, a restart's
 first packet delayed past its second, four late originals looking like a run, two
 copies of one PSN back to back, a run resuming too soon after a NAK to be its
-restart, a duplicate between a late copy and the run resuming, new data amid a run. Each capture now
+restart, a duplicate between a late copy and the run resuming, new data amid a run, a
+hole's first copy after the restart's second packet, and a later copy of that PSN.
+Each capture now
 equals the tap's-eye truth; the frames below are checked one by one."""
 
 from __future__ import annotations
@@ -23,6 +25,24 @@ MIXED_IB = {"ops": {"send": 2, "write": 2, "read": 2}, "sizes": (1, 2, 8), "loss
             "connections": 1, "ack_every": 4, "credits": "unlimited", "pmtu": 1024,
             "tx_depth": 2, "rnr_timer": 12, "cm": False, "reorder": 0.02, "duplicate": 0,
             "messages": 20}
+
+
+# Two connections of SEND and WRITE over RoCE v2, all loss before the tap.
+SEND_ROCE2 = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (4096, 9000, 20000),
+              "loss": 0.05, "loss_before_tap": 1.0, "rnr": 0, "corrupt": 0, "encap": "roce2",
+              "connections": 2, "ack_every": 2, "credits": "count", "pmtu": 1024,
+              "tx_depth": 2, "rnr_timer": 12, "cm": True, "reorder": 0.03, "duplicate": 0.01,
+              "messages": 20}
+
+
+# Two connections of SEND and WRITE over native IB with a GRH: no loss, RNR NAKs,
+# corruption, reordering.
+SEND_GRH_NO_LOSS = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1},
+                    "sizes": (4096, 9000, 20000), "loss": 0, "loss_before_tap": 1.0,
+                    "rnr": 0.04, "corrupt": 0.02, "encap": "ib-grh", "connections": 2,
+                    "ack_every": 4, "credits": "unlimited", "pmtu": 4096, "tx_depth": 16,
+                    "rnr_timer": 6, "cm": False, "reorder": 0.01, "duplicate": 0,
+                    "messages": 20}
 
 
 # Two connections of SEND, WRITE and READ over RoCE v1, reordering and RNR NAKs.
@@ -161,3 +181,37 @@ def test_new_data_amid_a_run_then_the_run_resuming(tmp_path):
     assert "retransmission" not in flags_of(res, 357)
     assert "retransmission" in flags_of(res, 367)
     assert res.episode[366] == res.episode[358] == res.episode[341]
+
+
+def test_a_holes_first_copy_after_the_restarts_second_packet_is_in_doubt(tmp_path):
+    """The tap never saw ..010's original: ..011 (240) showed the hole and NAK 242
+    names it. Then come a copy of ..011 (246), the first copy of ..010 (248) and ..012
+    (249). Either the restart's first packet came after its second (the original lost
+    before the tap), or 248 is the original, delayed past the NAK it drew, and the
+    restart's first packet was lost before the tap (the truth): one loss and one delay
+    either way. 248 is flagged as well as 246 (before: 248 the restart, unflagged)."""
+    truth, res = exact(tmp_path, 9927, name="rc_clean", **SEND_ROCE2)
+    assert reordered(truth, 248)
+    assert "psn_gap" in flags_of(res, 240)
+    assert {"retransmission", "go_back_n", "ambiguous"} <= flags_of(res, 248)
+    assert {"retransmission", "ambiguous"} <= flags_of(res, 246)
+    assert start_of(res, 246) == start_of(res, 248) == ("nak_seq", 242)
+    twin = analyze(res.cols, use_numba=False)      # the pass's plain-Python twin agrees
+    np.testing.assert_array_equal(twin.flags, res.flags)
+
+
+def test_a_later_copy_of_a_doubted_starts_psn_is_in_doubt_too(tmp_path):
+    """NAK 16 names ..791, whose original the tap never saw (14, ..792, showed the
+    hole). Then come a copy of ..792 (20), the first copy of ..791 (22) and ..793 (23):
+    22 is the restart's start, in doubt (it was the original). NAK 25's restart
+    begins at ..792 (28). 30, a copy of ..791 2 us after 22, is that first restart's
+    packet, delayed (the truth), if 22 was the original; or the network's copy of 22.
+    Flagged (before: the network's copy, sure)."""
+    truth, res = exact(tmp_path, 2864, name="rc_clean", **SEND_GRH_NO_LOSS)
+    assert reordered(truth, 22) and reordered(truth, 30)
+    assert 30 in {e["frame"] for e in truth["retransmissions"]}
+    assert {"retransmission", "go_back_n", "ambiguous"} <= flags_of(res, 22)
+    assert {"network_duplicate", "ambiguous"} <= flags_of(res, 30)
+    assert start_of(res, 28) == ("nak_seq", 25)
+    twin = analyze(res.cols, use_numba=False)      # the pass's plain-Python twin agrees
+    np.testing.assert_array_equal(twin.flags, res.flags)

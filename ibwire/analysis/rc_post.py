@@ -17,8 +17,16 @@ A copy taken for the network's that came right before an episode start, of the
 very request that follows the start's in PSN order, after the start's cause, may
 be the restart's second packet, its first delayed past it (a restart sends its
 PSNs in order, back to back): a resend of that episode, flagged (a duplicate the
-network made just then looks the same). Found in one pass over the capture
-(`_overtaken`, Numba, with its plain-Python twin `_overtaken_py`).
+network made just then looks the same). So is a copy of the PSN right after an
+episode start the tap had never seen before. Then the start may be the restart's
+first packet, overtaken by its second, with the original lost before the tap; or the
+original, delayed past the NAK it drew, with the restart's first packet lost before
+the tap. One loss and one delay either way, so the start is flagged too. So is the
+first network or late copy of that PSN after it (sooner than the shortest ACK
+timeout, before a later restart at or below that PSN): if the start was the
+original, that copy may be the restart's first packet, delayed as well. Found in one
+pass over the capture (`_overtaken`, Numba, with its plain-Python twin
+`_overtaken_py`).
 """
 
 from __future__ import annotations
@@ -104,10 +112,12 @@ def overtaken_starts(res: RcResult, first: np.ndarray, ts: np.ndarray, cls: np.n
     """Take a copy just before an episode start for that restart's second packet,
     overtaking its first (see the module)."""
     hc, flags = res.streams.hc, res.flags
-    pairs = np.empty((int(np.count_nonzero(flags & R.F_COPY)), 2), dtype=np.int64)
+    pairs = np.empty((int(np.count_nonzero(flags & R.F_COPY)), 4), dtype=np.int64)
     find = _overtaken if use_numba else _overtaken_py
     m = find(hc, cls, first, res.upsn, ts, flags, res.trig, len(res.streams), pairs)
-    q, i = pairs[:m, 0], pairs[:m, 1]
+    q, i, later = pairs[:m, 0], pairs[:m, 1], pairs[:m, 3]
+    flags[i[pairs[:m, 2] != 0]] |= R.F_AMBIGUOUS
+    flags[later[later >= 0]] |= R.F_AMBIGUOUS
     flags[q] = (flags[q] & ~R.F_COPY) | R.F_RETX | R.F_AMBIGUOUS
     res.episode[q] = res.episode[i]
     res.ref[q] = first[q]
@@ -117,27 +127,43 @@ def overtaken_starts(res: RcResult, first: np.ndarray, ts: np.ndarray, cls: np.n
 
 
 def _overtaken_py(hc, cls, first, upsn, ts, flags, trig, n_hc, pairs):
-    """Rows (copy, episode start) where the copy is the start's overtaking resend,
-    in one pass: each stream's latest request, and each original's next one."""
+    """Rows (copy, episode start, start in doubt, later copy in doubt or -1) where the
+    copy is the start's overtaking resend, in one pass: each stream's latest request,
+    each original's next one, and the pair whose start is in doubt. In doubt: a start
+    the tap saw first, the copy at its next PSN; then the first network or late copy
+    of the start's PSN after it, before a restart resends that PSN again."""
     last_req = np.full(n_hc, -1, dtype=np.int64)
     last_orig = np.full(n_hc, -1, dtype=np.int64)
     nxt_orig = np.full(len(hc), -1, dtype=np.int64)
+    doubt = np.full(n_hc, -1, dtype=np.int64)
     m = 0
     for i in range(len(hc)):
         h = hc[i]
         if h < 0 or not cls[i] & R.C_REQUEST:
             continue
+        d = doubt[h]
+        if d >= 0 and ((flags[i] & R.F_EPISODE and upsn[i] <= upsn[pairs[d, 1]]) or
+                       ts[i] - ts[pairs[d, 1]] >= R.MIN_ACK_TIMEOUT_NS):
+            doubt[h] = -1
+        elif d >= 0 and flags[i] & (R.F_COPY | R.F_LATE) and first[i] == pairs[d, 1]:
+            pairs[d, 3] = i
+            doubt[h] = -1
         if first[i] == i:
             if last_orig[h] >= 0:
                 nxt_orig[last_orig[h]] = i
             last_orig[h] = i
         q = last_req[h]
         last_req[h] = i
+        unseen = q >= 0 and first[i] == i and upsn[q] == upsn[i] + 1
         if q >= 0 and flags[i] & R.F_EPISODE and flags[q] & R.F_COPY and upsn[i] < upsn[q] \
-                and nxt_orig[first[i]] == first[q] and ts[i] - ts[q] < R.MIN_ACK_TIMEOUT_NS \
-                and trig[i] < q and m < len(pairs):
+                and (nxt_orig[first[i]] == first[q] or unseen) and \
+                ts[i] - ts[q] < R.MIN_ACK_TIMEOUT_NS and trig[i] < q and m < len(pairs):
             pairs[m, 0] = q
             pairs[m, 1] = i
+            pairs[m, 2] = unseen
+            pairs[m, 3] = -1
+            if unseen:
+                doubt[h] = m
             m += 1
     return m
 
