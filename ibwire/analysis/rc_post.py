@@ -23,10 +23,12 @@ first packet, overtaken by its second, with the original lost before the tap; or
 original, delayed past the NAK it drew, with the restart's first packet lost before
 the tap. One loss and one delay either way, so the start is flagged too. So is the
 first network or late copy of that PSN after it (sooner than the shortest ACK
-timeout, before a later restart at or below that PSN): if the start was the
-original, that copy may be the restart's first packet, delayed as well. Found in one
-pass over the capture (`_overtaken`, Numba, with its plain-Python twin
-`_overtaken_py`).
+timeout, before a later restart at or below that PSN): the original, delayed, with
+the restart overtaken; or the restart's first packet, delayed, with the start the
+original. Two delays either way. (Not such a copy after a start no copy overtook:
+the original delayed past its restart is one fault, the start the original and the
+copy the restart two.) Found in one pass over the capture (`_overtaken`, Numba,
+with its plain-Python twin `_overtaken_py`).
 """
 
 from __future__ import annotations
