@@ -21,6 +21,7 @@ def _network_copy_behind_run_resend(tmp_path, master: int, n: int, copy: int, ga
     assert copy in {e["frame"] for e in truth["events"] if e["kind"] == "duplicate"}
     assert check_exact(truth, res, diff) == []
 
+
 def test_a_read_copy_too_soon_for_a_restart_below_it_is_no_restart(tmp_path):
     """The implied NAK at 5522 starts a run of READ re-requests (5525 ..073 to 5529
     ..162, 23 ns apart); the READ at ..054 has its response ..073 since (5526) but

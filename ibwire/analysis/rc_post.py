@@ -112,7 +112,8 @@ def _implied_nak_at(res: RcResult, cls: np.ndarray, ts: np.ndarray, i: int, m: i
 def overtaken_starts(res: RcResult, first: np.ndarray, ts: np.ndarray, cls: np.ndarray,
                      paylen: np.ndarray, *, use_numba: bool = True) -> None:
     """Take a copy just before an episode start for that restart's second packet,
-    overtaking its first (see the module)."""
+    overtaking its first, and flag the start and a later copy in doubt (see the
+    module)."""
     hc, flags = res.streams.hc, res.flags
     pairs = np.empty((int(np.count_nonzero(flags & R.F_COPY)), 4), dtype=np.int64)
     find = _overtaken if use_numba else _overtaken_py
