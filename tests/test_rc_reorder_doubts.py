@@ -5,7 +5,10 @@ capture equals the tap's-eye truth."""
 
 from __future__ import annotations
 
+import numpy as np
 from rc_helpers import compare, exact, flags_of, generate, start_of
+
+from ibwire.analysis.rc import analyze
 
 
 def _delayed(truth, frame):
@@ -137,3 +140,28 @@ def test_a_run_of_late_originals_stopping_short_of_the_front_is_in_doubt(tmp_pat
             assert rows == [], seed             # nothing more of the stream
         else:
             assert rows[0] == then - 1 and "retransmission" not in flags_of(res, then), seed
+
+
+# One connection of SEND and WRITE over RoCE v1, tiny messages, all loss after the tap.
+TINY_ROCE1 = {"ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (1, 2, 8),
+              "loss": 0.02, "loss_before_tap": 0.0, "rnr": 0.0, "corrupt": 0.02,
+              "encap": "roce1", "connections": 1, "ack_every": 2, "credits": "count",
+              "pmtu": 4096, "tx_depth": 2, "rnr_timer": 12, "cm": False, "reorder": 0.03,
+              "duplicate": 0.01, "messages": 20}
+
+
+def test_the_psn_after_a_copy_in_doubt_comes_late_and_shares_its_doubt(tmp_path):
+    """NAK 31 names ..719; 32, a copy of ..719 228 ns later, is that NAK's restart or
+    the network's copy (flagged: NAK 28, for ..718, was still pending).
+    The request after it is ..721 (34), new data, so no run went on in order; then
+    comes a copy of ..720 (35, 3 us later). If 32 was the restart, 35 is its second
+    packet, delayed past 34 (the truth); if 32 was the network's, so is 35. Flagged
+    with 32 (before: the network's copy, sure)."""
+    truth, res = exact(tmp_path, 88156, name="rc_clean", **TINY_ROCE1)
+    assert _delayed(truth, 35)
+    assert 35 in {e["frame"] for e in truth["retransmissions"]}
+    assert {"network_duplicate", "ambiguous"} <= flags_of(res, 32)
+    assert {"network_duplicate", "ambiguous"} <= flags_of(res, 35)
+    assert "ambiguous" not in flags_of(res, 34)
+    twin = analyze(res.cols, use_numba=False)      # the pass's plain-Python twin agrees
+    np.testing.assert_array_equal(twin.flags, res.flags)

@@ -18,6 +18,7 @@ import numpy as np
 from ibwire.analysis import rc_rules as R
 from ibwire.analysis.rc_pair import Streams, opclasses, pair_streams
 from ibwire.analysis.rc_post import overtaken_starts, unseen_causes
+from ibwire.analysis.rc_post_doubt import continued_doubts
 from ibwire.engines import rc_kernel as K
 from ibwire.engines import rc_prepass as prepass
 from ibwire.engines.rc_split import default_passes, run_passes
@@ -166,4 +167,5 @@ def analyze(cols: dict[str, np.ndarray], *, use_numba: bool = True,
     res.rtt_ns = rtt
     unseen_causes(res, prev, ts, cls)
     overtaken_starts(res, first, ts, cls, paylen, use_numba=use_numba)
+    continued_doubts(res, first, ts, cls, use_numba=use_numba)
     return res
