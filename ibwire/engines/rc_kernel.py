@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import early_copy_decided, early_copy_noted, ow
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "b117461c5b7a"
+RC_HELPERS_DIGEST = "2e20ad3ce457"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -328,7 +328,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     # the original, sent before the hole's end, would have been held
                     # that long by the network; the timer's resend, whatever follows.)
                     resent(upsn, syn, paylen, first_tx, prev_tx, ts, flags, ref, msg, counts,
-                           trig_kind, cz, rnr_u, rnr_row, head, i, h, u, seen, cause, run, unsure)
+                           trig_kind, cz, rnr_u, rnr_row, rnr_first, head, react, prev_req,
+                           ep_row, delays, i, h, u, seen, cause, run, unsure)
                     if not run:
                         n_ep = episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig,
                                              reason, counts, high, trig_u, trig_row, trig_kind, cz,
