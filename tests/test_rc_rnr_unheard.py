@@ -7,7 +7,8 @@ RNR NAK was lost after the tap, and it owes no retry (the refused PSN was resent
 early, so the tap sees none). A run that stops at the refused PSN, or one begun after
 the requester's reaction, leaves the RNR NAK pending (`test_rc_rnr_after_nak.py`).
 And a retry sooner than a later RNR NAK's timer shows that one never arrived: the
-retry answers the first. Examples random scenarios found, pinned with their
+retry answers the first; a retry after a copy of the refused PSN that no response
+answered at the tap is in doubt. Examples random scenarios found, pinned with their
 frames."""
 
 from __future__ import annotations
@@ -19,9 +20,8 @@ from ibwire.analysis.rc import analyze
 
 
 def _rnr_loss(tmp_path, seed, **kw):
-    kw = {"capture_loss": 0.02, **kw}
-    path, truth = generate(tmp_path, "rc_loss", seed, loss=0.06, loss_before_tap=0.5, rnr=0.05,
-                           bidirectional=True, messages=30, **kw)
+    kw = {"capture_loss": 0.02, "loss_before_tap": 0.5, "bidirectional": True, **kw}
+    path, truth = generate(tmp_path, "rc_loss", seed, loss=0.06, rnr=0.05, messages=30, **kw)
     res, diff = compare(path, truth)
     return truth, res, diff
 
@@ -78,4 +78,22 @@ def test_a_retry_sooner_than_a_later_rnr_naks_timer_answers_the_first(tmp_path):
     assert ts_ns(res, 318) - ts_ns(res, 304) == 639_504
     assert {"go_back_n", "rnr_retry"} <= flags_of(res, 318)
     assert start_of(res, 318) == ("rnr", 251)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_refused_psns_copy_with_no_answer_leaves_the_retry_in_doubt(tmp_path):
+    """RNR NAK 104 refuses ..623 while an implied NAK's run is under way; the run,
+    begun before the requester could have the NAK, resends ..623 (108) and ..624
+    (109), then stops. No response naming ..623 passes the tap after 108: its answer
+    was an RNR NAK the capture missed, restarting the wait (the truth: the resend
+    640 us later, 118, answers that one), or 108 was lost after the tap (118 then
+    answers 104). One fault either way: 118 is an RNR retry flagged in doubt
+    (before: RNR NAK 104's, sure)."""
+    truth, res, diff = _rnr_loss(tmp_path, 7820, loss_before_tap=1.0, corrupt=0.0,
+                                 encap="roce1", bidirectional=False, psn_start=None)
+    missed = {e["after_frame"] for e in truth["events"] if e["kind"] == "capture_loss"}
+    assert "rnr" in flags_of(res, 104) and 114 in missed     # (the RNR NAK for 108)
+    assert ts_ns(res, 108) > ts_ns(res, 104)
+    assert "go_back_n" in flags_of(res, 115)
+    assert {"rnr_retry", "ambiguous"} <= flags_of(res, 118)
     assert check_exact(truth, res, diff) == []

@@ -225,3 +225,16 @@ def _kept_at(cz, trig_u, trig_row, trig_kind, nak_nxt, react, ts, min_gap, run_g
         trig_u[h] = u
         trig_row[h] = nak_nxt[h, 1]
     _pop_kept(nak_nxt, h)
+
+
+@njit(inline="always")
+def _copy_unanswered(cz, trig_kind, prev_tx, rnr_row, h, i, u):
+    """An RNR retry at u (row i) whose PSN's previous copy passed the tap after the
+    latest RNR NAK refusing it (a run through it, sent before the requester had that
+    NAK), with no sequence NAK naming u since: that copy drew a response the tap did
+    not see (an RNR NAK restarting the wait, whose retry this is, the capture missed),
+    or it was lost after the tap (and this is the seen RNR NAK's retry). One fault
+    either way: the retry is in doubt."""
+    p = prev_tx[i]
+    return p > rnr_row[h] >= 0 and not (trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == u and
+                                         cz[h, CZ_NAK, 1] > p)

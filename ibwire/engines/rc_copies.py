@@ -280,7 +280,6 @@ def resent(upsn, syn, paylen, first_tx, prev_tx, ts, flags, ref, msg, counts, tr
         # after that one but sooner than the latest's: the latest never reached the
         # requester (lost after the tap; it would have waited again, IBA 9.7.5.2.8),
         # which waited on the first. This is that one's retry.
-        rnr_row[h] = rnr_first[h]
         if trig_kind[h] & T_RNR and cz[h, CZ_RNR, 0] == u:
             cz[h, CZ_RNR, 1] = rnr_first[h]
     heard = _resend_rnr_heard(upsn, ts, flags, react, rnr_u, rnr_row, ep_row, delays, h, u, run, i,
