@@ -10,7 +10,11 @@
 - `_before_reaction`: a request sent before the requester had a NAK, by the fastest
   reaction to one it has shown: no answer to that NAK (past the NAK's PSN:
   `rc_run_shape._before_restart_reached`).
-- `_note_reaction`: the requester's fastest reactions, kept as restarts show them.
+- `_note_reaction`: the requester's fastest reactions, kept as restarts show them;
+  `_least_reaction`, the fastest of them; `_resend_rnr_heard`: a run going on after
+  the requester would have had an RNR NAK (so it never did).
+- `_copy_unanswered`: an RNR retry after a copy of the refused PSN that no response
+  answered at the tap (in doubt).
 - `_keep_nak`, `_last_kept`, `_next_nak`, `_kept_next`, `_kept_at`: sequence NAKs past the
   pending one, kept in the order they came (`nak_nxt`), each a cause in turn once a
   restart answers the one before (or the requester is shown to have ignored it).
@@ -238,3 +242,37 @@ def _copy_unanswered(cz, trig_kind, prev_tx, rnr_row, h, i, u):
     p = prev_tx[i]
     return p > rnr_row[h] >= 0 and not (trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == u and
                                          cz[h, CZ_NAK, 1] > p)
+
+
+@njit(inline="always")
+def _least_reaction(react, h):
+    """The requester's least reaction yet: from a sequence NAK, or from a response
+    showing an implied NAK's hole, to the restart it drew, taken with no doubt (-1:
+    none seen)."""
+    least = -1
+    for j in (0, 2):
+        if react[h, j + 1] > 0 and (least < 0 or react[h, j] < least):
+            least = react[h, j]
+    return least
+
+
+@njit(inline="always")
+def _resend_rnr_heard(upsn, ts, flags, react, rnr_u, rnr_row, ep_row, delays, h, u, run, i,
+                      prev_req):
+    """Whether this resend shows the pending RNR NAK never reached the requester: the
+    run it continues, under way before the requester could have had that NAK (begun
+    sooner after it than the requester's least reaction), goes on after it would have
+    (the request before this one no sooner than that), at the refused PSN itself, or
+    past it once the run, begun after that NAK, resent the refused PSN: a requester
+    that has an RNR NAK stops (IBA 9.7.5.2.8). Only a run taken with no doubt, going
+    on in order (right after the PSN before), on a stream whose network has shown no
+    copy delayed: late copies in a row look like a run, and come whenever the
+    network lets them."""
+    least = _least_reaction(react, h)
+    r = rnr_row[h]
+    q = ep_row[h]
+    if not run or least < 0 or r < 0 or q < 0 or delays[h] or flags[q] & F_AMBIGUOUS or \
+            ts[q] - ts[r] >= least or prev_req < 0 or upsn[prev_req] != u - 1:
+        return False
+    past = q > r and upsn[q] <= rnr_u[h] < u
+    return (u == rnr_u[h] or past) and ts[prev_req] - ts[r] >= least

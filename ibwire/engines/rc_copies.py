@@ -32,6 +32,7 @@ from ibwire.analysis.rc_rules import (
     C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_RETX, F_RNR_RETRY, GAP_RING, K_LOST_BEFORE, K_RETX,
     K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_RNR,
 )
+from ibwire.engines.rc_causes import _resend_rnr_heard
 from ibwire.engines.rc_run_shape import _before_restart_reached
 from ibwire.engines.rc_shared import (
     CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_MAYBE, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR, _acted_below,
@@ -236,40 +237,6 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     return cause, rnr_early, in_gap, run, quick, unsure, below, stale, copy, held, early
 
 
-@njit(inline="always")
-def _least_reaction(react, h):
-    """The requester's least reaction yet: from a sequence NAK, or from a response
-    showing an implied NAK's hole, to the restart it drew, taken with no doubt (-1:
-    none seen)."""
-    least = -1
-    for j in (0, 2):
-        if react[h, j + 1] > 0 and (least < 0 or react[h, j] < least):
-            least = react[h, j]
-    return least
-
-
-@njit(inline="always")
-def _resend_rnr_heard(upsn, ts, flags, react, rnr_u, rnr_row, ep_row, delays, h, u, run, i,
-                      prev_req):
-    """Whether this resend shows the pending RNR NAK never reached the requester: the
-    run it continues, under way before the requester could have had that NAK (begun
-    sooner after it than the requester's least reaction), goes on after it would have
-    (the request before this one no sooner than that), at the refused PSN itself, or
-    past it once the run, begun after that NAK, resent the refused PSN: a requester
-    that has an RNR NAK stops (IBA 9.7.5.2.8). Only a run taken with no doubt, going
-    on in order (right after the PSN before), on a stream whose network has shown no
-    copy delayed: late copies in a row look like a run, and come whenever the
-    network lets them."""
-    least = _least_reaction(react, h)
-    r = rnr_row[h]
-    q = ep_row[h]
-    if not run or least < 0 or r < 0 or q < 0 or delays[h] or flags[q] & F_AMBIGUOUS or \
-            ts[q] - ts[r] >= least or prev_req < 0 or upsn[prev_req] != u - 1:
-        return False
-    past = q > r and upsn[q] <= rnr_u[h] < u
-    return (u == rnr_u[h] or past) and ts[prev_req] - ts[r] >= least
-
-
 def resent(upsn, syn, paylen, first_tx, prev_tx, ts, flags, ref, msg, counts, trig_kind, cz, rnr_u,
            rnr_row, rnr_first, head, react, prev_req, ep_row, delays, i, h, u, seen, cause, run,
            unsure):
@@ -290,10 +257,9 @@ def resent(upsn, syn, paylen, first_tx, prev_tx, ts, flags, ref, msg, counts, tr
         # Sooner than the RNR NAK's timer (IBA: wait at least that long): it never reached
         # the requester (lost after the tap), nor did an earlier one for u still pending
         # whose timer is over (else this is its retry): this answers another cause. (Not
-        # a run through the refused PSN sent before the RNR NAK could reach the requester,
-        # the request before it sooner after it than the requester reacts to a NAK, and
-        # stopped there. Nor the
-        # restart for a sequence NAK naming u that came before the RNR NAK: the requester
+        # a run through the refused PSN that may have left before the RNR NAK could reach
+        # the requester, unless it goes on after: `_resend_rnr_heard`. Nor the restart
+        # for a sequence NAK naming u that came before the RNR NAK: the requester
         # restarts on that NAK at once, and the RNR NAK, arriving after, sends it back to
         # u once its timer has run out: it stays pending, `episode_start`.)
         rnr_u[h] = -1
