@@ -28,22 +28,23 @@ if TYPE_CHECKING:
 def continued_doubts(res: RcResult, first: np.ndarray, ts: np.ndarray, cls: np.ndarray, *,
                      use_numba: bool = True) -> None:
     """Flag the late copy that continues a copy in doubt (see the module)."""
+    hc = res.streams.hc
+    reqs = np.flatnonzero(((cls & R.C_REQUEST) != 0) & (hc >= 0))
     rows = np.empty(int(np.count_nonzero(res.flags & R.F_COPY)), dtype=np.int64)
     find = _continued if use_numba else _continued_py
-    m = find(res.streams.hc, cls, first, res.upsn, ts, res.flags, len(res.streams), rows)
+    m = find(hc, reqs, first, res.upsn, ts, res.flags, len(res.streams), rows)
     res.flags[rows[:m]] |= R.F_AMBIGUOUS
 
 
-def _continued_py(hc, cls, first, upsn, ts, flags, n_hc, rows):
-    """Rows of late copies continuing a copy in doubt, in one pass: each stream keeps
-    its latest copy in doubt until the PSN after it comes again, a restart at or
-    below that PSN passes, or the shortest ACK timeout runs out."""
+def _continued_py(hc, reqs, first, upsn, ts, flags, n_hc, rows):
+    """Rows of late copies continuing a copy in doubt, in one pass over the request
+    rows (`reqs`, in capture order): each stream keeps its latest copy in doubt until
+    the PSN after it comes again, a restart at or below that PSN passes, or the
+    shortest ACK timeout runs out."""
     doubt = np.full(n_hc, -1, dtype=np.int64)
     m = 0
-    for i in range(len(hc)):
+    for i in reqs:
         h = hc[i]
-        if h < 0 or not cls[i] & R.C_REQUEST:
-            continue
         d = doubt[h]
         if d >= 0:
             nxt = upsn[d] + 1
