@@ -8,8 +8,8 @@ early, so the tap sees none). A run that stops at the refused PSN, or one begun 
 the requester's reaction, leaves the RNR NAK pending (`test_rc_rnr_after_nak.py`).
 And a retry sooner than a later RNR NAK's timer shows that one never arrived: the
 retry answers the first; a retry after a copy of the refused PSN that no response
-answered at the tap is in doubt. Examples random scenarios found, pinned with their
-frames."""
+answered at the tap, or amid a run begun below the refused PSN after the wait, is in
+doubt. Examples random scenarios found, pinned with their frames."""
 
 from __future__ import annotations
 
@@ -96,4 +96,22 @@ def test_a_refused_psns_copy_with_no_answer_leaves_the_retry_in_doubt(tmp_path):
     assert ts_ns(res, 108) > ts_ns(res, 104)
     assert "go_back_n" in flags_of(res, 115)
     assert {"rnr_retry", "ambiguous"} <= flags_of(res, 118)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_timer_run_from_below_the_refused_psn_is_no_sure_rnr_retry(tmp_path):
+    """RNR NAK 145 refuses ..506 (timer 640 us). Nothing more of that stream passes
+    the tap until a run 67 ms later from ..488 (146), a READ whose responses never
+    came, through ..506 (160). An RNR retry begins at the refused PSN (IBA
+    9.7.5.2.8): this run answers another cause (the local ACK timeout), and the RNR
+    retry was lost before the tap (the truth); or the RNR NAK was lost after the tap,
+    and at the tap 160, the first resend of ..506 after its timer, is its retry. One
+    fault either way: 160 is flagged (before: RNR NAK 145's retry, sure)."""
+    truth, res, diff = _rnr_loss(tmp_path, 9275, loss_before_tap=1.0, corrupt=0.0,
+                                 encap="ib-grh", bidirectional=False, capture_loss=0.0,
+                                 psn_start=None)
+    assert "rnr" in flags_of(res, 145)
+    assert ts_ns(res, 146) - ts_ns(res, 145) > 67_000_000
+    assert start_of(res, 146) == start_of(res, 160) == ("timeout", None)
+    assert {"rnr_retry", "ambiguous"} <= flags_of(res, 160)
     assert check_exact(truth, res, diff) == []

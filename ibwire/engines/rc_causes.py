@@ -13,8 +13,8 @@
 - `_note_reaction`: the requester's fastest reactions, kept as restarts show them;
   `_least_reaction`, the fastest of them; `_resend_rnr_heard`: a run going on after
   the requester would have had an RNR NAK (so it never did).
-- `_copy_unanswered`: an RNR retry after a copy of the refused PSN that no response
-  answered at the tap (in doubt).
+- `_rnr_retry_doubt`: an RNR retry after a copy of the refused PSN that no response
+  answered at the tap, or amid a run begun below it after the wait (in doubt).
 - `_keep_nak`, `_last_kept`, `_next_nak`, `_kept_next`, `_kept_at`: sequence NAKs past the
   pending one, kept in the order they came (`nak_nxt`), each a cause in turn once a
   restart answers the one before (or the requester is shown to have ignored it).
@@ -27,7 +27,7 @@ from numba import njit
 from ibwire.analysis.rc_rules import F_AMBIGUOUS, REASON_IMPLIED, REASON_NAK_SEQ
 from ibwire.engines.rc_run_shape import _too_soon
 from ibwire.engines.rc_shared import (
-    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _note_cause, _port_pace,
+    CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _note_cause, _port_pace, _rnr_over,
 )
 
 # Sequence NAKs kept back past the pending one (`nak_nxt` columns 0-1, then pairs from
@@ -232,15 +232,23 @@ def _kept_at(cz, trig_u, trig_row, trig_kind, nak_nxt, react, ts, min_gap, run_g
 
 
 @njit(inline="always")
-def _copy_unanswered(cz, trig_kind, prev_tx, rnr_row, h, i, u):
-    """An RNR retry at u (row i) whose PSN's previous copy passed the tap after the
-    latest RNR NAK refusing it (a run through it, sent before the requester had that
-    NAK), with no sequence NAK naming u since: that copy drew a response the tap did
-    not see (an RNR NAK restarting the wait, whose retry this is, the capture missed),
-    or it was lost after the tap (and this is the seen RNR NAK's retry). One fault
-    either way: the retry is in doubt."""
+def _rnr_retry_doubt(cz, trig_kind, upsn, syn, ts, prev_tx, rnr_row, ep_row, h, i, u):
+    """An RNR retry at u (row i) in doubt: one fault either way.
+
+    - Its PSN's previous copy passed the tap after the latest RNR NAK refusing it (a
+      run through it, sent before the requester had that NAK), with no sequence NAK
+      naming u since: that copy drew a response the tap did not see (an RNR NAK
+      restarting the wait, whose retry this is, the capture missed), or it was lost
+      after the tap (and this is the seen RNR NAK's retry).
+    - The run it belongs to began below u once the timer had run out: an RNR retry
+      begins at the refused PSN (IBA 9.7.5.2.8), so this run answers another cause
+      and the retry was lost before the tap; or the RNR NAK was lost after the tap,
+      and the first resend of u after its timer is, at the tap, its retry."""
     p = prev_tx[i]
-    return p > rnr_row[h] >= 0 and not (trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == u and
+    r = rnr_row[h]
+    q = ep_row[h]
+    below = 0 <= r < q < i and upsn[q] < u and _rnr_over(syn, ts, r, q)
+    return below or p > r >= 0 and not (trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == u and
                                          cz[h, CZ_NAK, 1] > p)
 
 

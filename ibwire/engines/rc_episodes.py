@@ -31,7 +31,7 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_causes import (
-    _copy_unanswered, _implied_still_due, _kept_at, _next_nak, _rnr_still_due, _settled_before,
+    _implied_still_due, _kept_at, _next_nak, _rnr_retry_doubt, _rnr_still_due, _settled_before,
 )
 from ibwire.engines.rc_shared import (
     AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR,
@@ -284,8 +284,8 @@ def run_step(hc, cls, upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, 
     refused = u == rnr_u[h] and (_rnr_over(syn, ts, rnr_row[h], i) or
                                  _rnr_over(syn, ts, rnr_first[h], i))
     if refused:
-        flags[i] |= F_RNR_RETRY | (F_AMBIGUOUS if _copy_unanswered(cz, trig_kind, prev_tx,
-                                                                   rnr_row, h, i, u) else 0)
+        flags[i] |= F_RNR_RETRY | (F_AMBIGUOUS if _rnr_retry_doubt(
+            cz, trig_kind, upsn, syn, ts, prev_tx, rnr_row, ep_row, h, i, u) else 0)
         rnr_u[h] = -1
     if seen and u == nak_u[h] and not refused:
         # The responder asked again for a PSN the capture saw: the copy
