@@ -24,11 +24,44 @@ from __future__ import annotations  # noqa: I001 - the rule names below stay com
 
 from numba import njit
 
-from ibwire.analysis.rc_rules import F_AMBIGUOUS, REASON_IMPLIED, REASON_NAK_SEQ
+from ibwire.analysis.rc_rules import (
+    C_ATOMIC_ACK, C_READ_RESP, C_REQUEST, F_AMBIGUOUS, F_IMPLIED, MAX_REACTION_NS, REASON_IMPLIED,
+    REASON_NAK_SEQ,
+)
 from ibwire.engines.rc_run_shape import _too_soon
 from ibwire.engines.rc_shared import (
     CZ_IMPLIED, CZ_NAK, CZ_RNR, T_IMPLIED, T_NAK, T_RNR, _note_cause, _port_pace, _rnr_over,
 )
+
+COPY_SCAN = 64      # rows `_no_copy_since` looks back
+
+
+@njit(inline="always")
+def _first_showing(cz, trig_u, trig_row, trig_kind, flags, ts, h, i, u):
+    """PSN u is the READ/atomic hole an implied NAK showed first (`trig_u`, shown by
+    the response at `trig_row`, within a reaction before row i), and a later response
+    has since shown a later READ's hole, which the implied-NAK cause names now. The
+    requester goes back to the first request still missing responses (IBA 9.7.4.1.5):
+    a restart at u answers that first showing."""
+    t = trig_row[h]
+    return trig_u[h] == u and trig_kind[h] & T_IMPLIED != 0 and cz[h, CZ_IMPLIED, 0] > u and \
+        cz[h, CZ_IMPLIED, 1] > t >= 0 and flags[t] & F_IMPLIED != 0 and \
+        ts[i] - ts[t] < MAX_REACTION_NS
+
+
+@njit(inline="always")
+def _no_copy_since(hc, cls, upsn, first_tx, h, lo, i, u):
+    """Between rows lo and i, no request of half-connection h was a copy of a PSN seen
+    before, and no response at PSN u passed (looked for over at most COPY_SCAN rows;
+    further back: False)."""
+    if i - lo > COPY_SCAN:
+        return False
+    for r in range(lo + 1, i):
+        if hc[r] == h and ((cls[r] & C_REQUEST and first_tx[r] < r) or
+                           (cls[r] & (C_READ_RESP | C_ATOMIC_ACK) and upsn[r] == u)):
+            return False
+    return True
+
 
 # Sequence NAKs kept back past the pending one (`nak_nxt` columns 0-1, then pairs from
 # KEPT_AT on): a responder NAKs each new hole once, so a handful covers any burst.

@@ -32,7 +32,7 @@ from ibwire.analysis.rc_rules import (
     C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_RETX, F_RNR_RETRY, GAP_RING, K_LOST_BEFORE, K_RETX,
     K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_RNR,
 )
-from ibwire.engines.rc_causes import _resend_rnr_heard
+from ibwire.engines.rc_causes import _first_showing, _no_copy_since, _resend_rnr_heard
 from ibwire.engines.rc_run_shape import _before_restart_reached
 from ibwire.engines.rc_shared import (
     CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_MAYBE, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR, _acted_below,
@@ -53,7 +53,7 @@ def _nak_first(cz, trig_kind, prev_tx, rnr_row, i, h, u):
 def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, trig_kind, cz, rnr_u,
              ep_active, ep_last, ep_next, gaps, min_rtt, known, rnr_row, rr_row, fifo, f_head,
              f_len, ack_row, ack_u, ep_row, min_gap, rgaps, ep_cur, react, i, h, c, u, seen,
-             prev_req, run_gap, hc, cls, paylen, byte_gap, pmtu):
+             prev_req, run_gap, hc, cls, paylen, byte_gap, pmtu, flags):
     """What a request below the highest PSN may be."""
     cause = trig_u[h] >= 0 and trig_u[h] <= u
     if cause and ep_row[h] >= 0 and u < upsn[ep_row[h]] and \
@@ -64,7 +64,14 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
         # cause, one restart. This copy is that run's first resends, late, or the
         # original, late.
         cause = False
-    if cause and not _acted_below(cz, trig_kind, h, u + 1) and \
+    # (Nor at the hole an implied NAK showed first, `trig_u`, when a later response
+    # showed a later READ's hole since, which the implied-NAK cause names now: the
+    # requester goes back to the first request missing responses, IBA 9.7.4.1.5. The
+    # first copy since that showing is its restart, one fault fewer than a network
+    # copy; after another copy, or a response at u, the rules below weigh it.)
+    first_hole = _first_showing(cz, trig_u, trig_row, trig_kind, flags, ts, h, i, u) and \
+        _no_copy_since(hc, cls, upsn, first_tx, h, trig_row[h], i, u)
+    if cause and not _acted_below(cz, trig_kind, h, u + 1) and not first_hole and \
             not (trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == u) and \
             (c & (C_READ_REQ | C_ATOMIC_REQ) or (
                 ep_active[h] and _skipping_run(rgaps, h, u, -1, -1) == ep_cur[h])):

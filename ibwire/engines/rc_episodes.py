@@ -12,11 +12,9 @@
   (the responder NAKed that PSN again), a run too soon for any timer or started
   ambiguous kept flagged until later packets settle it (then the causes seen
   meanwhile that its retry covered were ignored, `rc_responses._covered_since`).
-- `_timeout_episode`, `_cause_episode`: a row taken back as a run's start at the next
-  request (`rc_pending`; `rc_shared._run_from` what they share). Numba functions (rare).
-
-Rule functions (all but the Numba ones): blocks of `rc_kernel._pass`'s loop,
-called with the loop's names (see `rc_build`).
+- `_timeout_episode`, `_cause_episode` (Numba, rare): a row taken back as a run's start
+  at the next request (`rc_pending`; `rc_shared._run_from` what they share). The
+  others are blocks of `rc_kernel._pass`'s loop, called with its names (`rc_build`).
 """
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
@@ -31,7 +29,8 @@ from ibwire.analysis.rc_rules import (
 )
 
 from ibwire.engines.rc_causes import (
-    _implied_still_due, _kept_at, _next_nak, _rnr_retry_doubt, _rnr_still_due, _settled_before,
+    _first_showing, _implied_still_due, _kept_at, _next_nak, _rnr_retry_doubt, _rnr_still_due,
+    _settled_before,
 )
 from ibwire.engines.rc_shared import (
     AMB_PIN, CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_DOUBT, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR,
@@ -114,8 +113,7 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
             _drop_answered(fifo, f_head, f_len, h, upsn[r])
     _pin_restart(pin, hc, cls, upsn, syn, icrc, flags, trig, h, r, upsn[r])
     _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
-    # (From the PSN of the cause it answers, as in `episode_start`; unless `sure`, a
-    # skip in doubt.)
+    # (From its cause's PSN, as in `episode_start`; unless `sure`, a skip in doubt.)
     _skipped_by_run(h, cz[h, j, 0], upsn[r], n_ep, r, rgaps, rgap_at,
                     SKIP_SURE if sure else SKIP_DOUBT)
     if not sure:
@@ -185,6 +183,8 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         # (Amid a run, doubtful: asked once the next request shows it a restart.)
         trig[i] = _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, trig,
                                   i, h, u)
+        if trig[i] < 0 and _first_showing(cz, trig_u, trig_row, trig_kind, flags, ts, h, i, u):
+            trig[i] = trig_row[h]   # (a later hole shown since stays pending)
         if trig[i] >= 0:
             k = T_IMPLIED
             kept_hole = _later_hole(hc, cls, upsn, icrc, ts, flags, counts, cz, trig_kind, react, h,
@@ -261,7 +261,7 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         _next_nak(cz, trig_u, trig_row, trig_kind, nak_nxt, h, u)
         if kept_hole:
             _implied_still_due(cz, trig_u, trig_row, trig_kind, rd_gap, h)
-        if rnr_k and cz_j != CZ_RNR and rnr_u[h] == u == cz[h, CZ_RNR, 0] and \
+        if rnr_k and cz_j != CZ_RNR and u <= rnr_u[h] == cz[h, CZ_RNR, 0] and \
                 not _rnr_waited(cz, syn, ts, h, i):
             # The RNR NAK `resent` kept (this answers a NAK the requester had
             # first): its retry, at the refused PSN once the timer has run out.

@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import early_copy_decided, early_copy_noted, ow
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "d36d382514cb"
+RC_HELPERS_DIGEST = "dd37a7b2b11e"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -249,7 +249,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             if head[h] < 0:
                 head[h] = i
             rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt,
-                          late_row, ep_active, ep_last, ep_row, i, h, u, seen, prev_req)
+                          late_row, ep_active, ep_last, ep_row, flags, i, h, u, seen, prev_req)
             restart_shown(known, known_next, ep_active, ep_next, h, u, d)
             nak_reached(upsn, ts, flags, trig, trig_u, trig_row, trig_kind, cz, nak_nxt, delays,
                         react, ep_row, episode, ep_active, ep_cur, i, h, u, prev_req)
@@ -299,7 +299,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                              trig_kind, cz, rnr_u, ep_active, ep_last, ep_next, gaps, min_rtt,
                              known, rnr_row, rr_row, fifo, f_head, f_len, ack_row, ack_u, ep_row,
                              min_gap, rgaps, ep_cur, react, i, h, c, u, seen, prev_req, run_gap,
-                             hc, cls, paylen, byte_gap, pmtu)
+                             hc, cls, paylen, byte_gap, pmtu, flags)
                 early_copy_noted(upsn, flags, episode, early_copy, ep_last, ep_cur, ep_next, i,
                                  h, u, run, behind, prev_req)
                 late_rerun, late_amb, timer, lost_back = \

@@ -62,10 +62,11 @@ def uc_request(first_tx, flags, msg, gap, counts, high, msg_no, i, h, c, u, d, c
 
 
 def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rnr_doubt, late_row,
-                  ep_active, ep_last, ep_row, i, h, u, seen, prev_req):
+                  ep_active, ep_last, ep_row, flags, i, h, u, seen, prev_req):
     """A resend past the refused PSN after the RNR wait: the RNR cause is spent (or,
-    going on with a run begun before the RNR NAK, it starts the retry run). A new PSN
-    after a silent wait: the next copy of the refused PSN may not be its retry."""
+    going on with a run begun before the RNR NAK, it starts the retry run); so is a
+    new PSN past it that a run begun at or below it after the wait goes on to. A new
+    PSN after a silent wait: the next copy of the refused PSN may not be its retry."""
     if rnr_u[h] >= 0 and u > rnr_u[h] and not seen and \
             _rnr_over(syn, ts, rnr_row[h], i) and \
             (prev_req < 0 or 2 * (ts[prev_req] - ts[rnr_row[h]]) < _rnr_wait_ns(syn[rnr_row[h]])):
@@ -74,6 +75,17 @@ def rnr_wait_over(upsn, syn, ts, trig_u, trig_kind, rnr_u, rnr_row, rnr_late, rn
         # it waited and restarted, the retry lost before the tap, or it never got the
         # NAK (lost after the tap) and had nothing to send. The tap cannot tell.
         rnr_doubt[h] = True
+    q = ep_row[h]
+    if rnr_u[h] >= 0 and u > rnr_u[h] and not seen and ep_active[h] and q > rnr_row[h] and \
+            upsn[q] <= rnr_u[h] and _rnr_over(syn, ts, rnr_row[h], q) and \
+            not flags[q] & F_AMBIGUOUS and q <= prev_req and upsn[prev_req] < rnr_u[h]:
+        # A run begun at or below the refused PSN once the wait was over (the
+        # requester had the RNR NAK), gone on from below it to a new PSN past it: it
+        # resent the refused PSN in order, and that retry was lost before the tap (or
+        # delayed: then it comes later as the late resend of this run).
+        rnr_late[h, 0] = rnr_u[h]
+        rnr_late[h, 1] = i
+        _rnr_spent(trig_u, trig_kind, rnr_u, h)
     if rnr_u[h] >= 0 and u > rnr_u[h] and seen and ep_active[h] and u > ep_last[h] and \
             _rnr_over(syn, ts, rnr_row[h], i) and \
             not (late_row[h] >= 0 and upsn[late_row[h]] == rnr_u[h]) and \
