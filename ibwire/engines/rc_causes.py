@@ -13,6 +13,8 @@
 - `_note_reaction`: the requester's fastest reactions, kept as restarts show them;
   `_least_reaction`, the fastest of them; `_resend_rnr_heard`: a run going on after
   the requester would have had an RNR NAK (so it never did).
+- `_first_showing`, `_no_copy_since`: a copy at the READ/atomic hole an implied NAK
+  showed first, a later hole shown since, is its restart (`rc_copies.classify`).
 - `_rnr_retry_doubt`: an RNR retry after a copy of the refused PSN that no response
   answered at the tap, or amid a run begun below it after the wait (in doubt).
 - `_keep_nak`, `_last_kept`, `_next_nak`, `_kept_next`, `_kept_at`: sequence NAKs past the

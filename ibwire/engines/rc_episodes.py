@@ -113,7 +113,7 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
             _drop_answered(fifo, f_head, f_len, h, upsn[r])
     _pin_restart(pin, hc, cls, upsn, syn, icrc, flags, trig, h, r, upsn[r])
     _run_from(r, h, u, n_ep, episode, ep_cur, ep_active, ep_end, ep_last, ep_next, high, upsn)
-    # (From its cause's PSN, as in `episode_start`; unless `sure`, a skip in doubt.)
+    # (From its cause's PSN, as `episode_start`; unless `sure`, a skip in doubt.)
     _skipped_by_run(h, cz[h, j, 0], upsn[r], n_ep, r, rgaps, rgap_at,
                     SKIP_SURE if sure else SKIP_DOUBT)
     if not sure:
@@ -263,8 +263,9 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
             _implied_still_due(cz, trig_u, trig_row, trig_kind, rd_gap, h)
         if rnr_k and cz_j != CZ_RNR and u <= rnr_u[h] == cz[h, CZ_RNR, 0] and \
                 not _rnr_waited(cz, syn, ts, h, i):
-            # The RNR NAK `resent` kept (this answers a NAK the requester had
-            # first): its retry, at the refused PSN once the timer has run out.
+            # The RNR NAK `resent` kept, or one that came before this restart at or
+            # below its PSN left (it answers a cause the requester had first): its
+            # retry, at the refused PSN once the timer has run out.
             _rnr_still_due(cz, trig_u, trig_row, trig_kind, h)
     if reason[i] != REASON_TIMEOUT:
         amb_run[h, 0] = -1
@@ -371,10 +372,9 @@ def run_step(hc, cls, upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, 
         # that cause's restart, at its own PSN below this one, would still be owed.)
         ep_amb[h] = False
     elif ep_amb[h]:
-        # Continued in order: the network does not make runs (and this
-        # one has not been seen delaying copies), so it was one (unless
-        # it repeated the request before it: a run continuing past a
-        # duplicate).
+        # Continued in order: the network does not make runs (and this one has
+        # not been seen delaying copies), so it was one (unless it repeated the
+        # request before it: a run continuing past a duplicate).
         flags[ep_row[h]] &= ~F_AMBIGUOUS
         ep_amb[h] = False
         # (Its cause stayed pending while it was in doubt, `episode_start`.)
