@@ -15,8 +15,9 @@ from ibwire.analysis.rc import analyze
 
 
 def _loss(tmp_path, seed, **kw):
-    path, truth = generate(tmp_path, "rc_loss", seed, messages=30, rnr=0.05, corrupt=0.02,
-                           bidirectional=True, capture_loss=0.0, **kw)
+    kw = {"corrupt": 0.02, "capture_loss": 0.0, **kw}
+    path, truth = generate(tmp_path, "rc_loss", seed, messages=30, rnr=0.05, bidirectional=True,
+                           **kw)
     res, diff = compare(path, truth)
     return truth, res, diff
 
@@ -55,3 +56,4 @@ def test_a_restart_sent_before_the_rnr_nak_arrived_leaves_its_retry_due(tmp_path
     assert check_exact(truth, res, diff) == []
     twin = analyze(res.cols, use_numba=False)
     np.testing.assert_array_equal(twin.flags, res.flags)
+
