@@ -24,7 +24,9 @@ pending (each is decided at the next request of its half-connection, then droppe
 - The late resend of a run that skipped its PSN: the start of a timeout run if
   this request resends the PSN after it (not when it repeated, at once, the run in
   progress's latest resend and this request goes on with that run; nor past it
-  sooner than the requester could have sent the PSNs between, `rc_run_shape`).
+  sooner than the requester could have sent the PSNs between, `rc_run_shape`; past
+  it onto a PSN an earlier run skipped only after a timer-long pause, on a network
+  that has shown no copy delayed past a later one).
 - A run that stopped short of the front (new data, or nothing for as long as the
   shortest ACK timeout), its packets copies of PSNs whose originals the tap never
   saw: in doubt (`restart_left`; also at the capture's end, however soon).
@@ -47,7 +49,8 @@ from ibwire.analysis.rc_rules import (
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
     CZ_IMPLIED, CZ_NAK, SKIP_MAYBE, T_IMPLIED, T_NAK, _hole_recent, _named_at, _originals_in,
-    _pace, _port_pace, _skip_row, _skipped_by_run, _skipped_since, _skipping_run, _unskip,
+    _pace, _port_pace, _request_before, _skip_row, _skipped_by_run, _skipped_since,
+    _skipping_run, _unskip,
 )
 from ibwire.engines.rc_run_shape import _doubt_short_run, _run_paced, _too_soon
 
@@ -314,11 +317,18 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
         # (Promptly a later PSN, those between lost before the tap, counts too when no
         # restart could begin there, no ACK having passed the late resend, and no
         # earlier run skipped it: else it may be that run's resend, late too. Only
-        # runs later than the one whose resend of that PSN it follows count. Nor when
-        # it came sooner than the requester could have sent those: `_too_soon`.)
+        # runs later than the one whose resend of that PSN it follows count; unless the
+        # late resend came a pause as long as the shortest ACK timeout after the
+        # requester's request before it, on a network that has shown no copy delayed
+        # past a later one: a timer's restart then, and two copies held that long a
+        # costlier story than one resend lost. Nor when it came sooner than the
+        # requester could have sent those: `_too_soon`.)
         prev_ep = episode[prev_tx[i]] if seen and flags[prev_tx[i]] & F_RETX else -1
+        lr_q = _request_before(hc, cls, h, r)
+        lr_paused = not delays[h] and lr_q >= 0 and ts[r] - ts[lr_q] >= MIN_ACK_TIMEOUT_NS
         past = u > lr_next[h] and acked[h] <= upsn[r] and not goes_on and \
-            ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and not _skipped_since(rgaps, h, u, prev_ep) and \
+            ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and \
+            (lr_paused or not _skipped_since(rgaps, h, u, prev_ep)) and \
             not _too_soon(hc, cls, upsn, ts, min_gap, run_gap, h, lr_next[h], u, r, i)
         by_cause = lr_cause[h] and (in_order or (seen and d < 0 and past)) and \
             0 <= trig_u[h] <= upsn[r] and trig_kind[h] != 0 and not delays[h]

@@ -8,6 +8,10 @@
 - A sequence NAK naming a PSN a positive acknowledgement seen before covered is
   stale: the responder's expected PSN never goes back, so the network delayed it,
   and the requester, which had that acknowledgement first, drops it (no cause).
+- A sequence NAK past the pending NAK's PSN is kept back behind it (`stash`); so is
+  one past a pending implied NAK's hole, all READ responses before its PSN in and
+  no request sent since that hole was shown (`_hole_before`): the requester
+  restarts at the hole first, and the NAK's implicit ACK then ends that retry.
 - Otherwise the response goes to the rules of `rc_responses`: dropped (bad ICRC),
   READ response or atomic ACK, ACK, NAK or RNR NAK.
 
@@ -18,17 +22,26 @@ A rule function: a block of `rc_kernel._pass`'s loop, called with the loop's nam
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 import numpy as np
+from numba import njit
 
 from ibwire.analysis.rc_rules import (
     C_ATOMIC_ACK, C_READ_RESP, F_COPY, K_COPIES, K_RESPONSES, NAK_PSN_SEQ, SYN_ACK, SYN_NAK,
     SYN_RNR,
 )
 from ibwire.engines.rc_shared import (
-    CRC_BAD, CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_NAK, T_RNR, _mark, _rnr_wait_ns,
-    _rnr_waited, _syn_kind,
+    CRC_BAD, CZ_IMPLIED, CZ_NAK, CZ_RNR, SCAN_ROWS, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED,
+    T_NAK, T_RNR, _mark, _request_before, _rnr_wait_ns, _rnr_waited, _syn_kind,
 )
 from ibwire.engines.rc_causes import _last_kept
-from ibwire.engines.rc_responses import _rnr_owed, ack, dropped, nak, read_response
+from ibwire.engines.rc_responses import _pin_hole, _rnr_owed, ack, dropped, nak, read_response
+
+
+@njit(inline="always")
+def _hole_before(fifo, f_head, f_len, flags, pin, h, u):
+    """A READ or atomic before PSN u still misses a response."""
+    slot = f_head[h]
+    return (f_len[h] > 0 and u > fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]) or \
+        _pin_hole(flags, pin, h, u) >= 0
 
 
 def response_row(hc, cls, icrc, upsn, syn, msn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits,
@@ -55,6 +68,19 @@ def response_row(hc, cls, icrc, upsn, syn, msn, ts, rtt, prev_tx, rtt_fb, flags,
             cz[h, CZ_NAK, 2] == 0 and 0 <= cz[h, CZ_NAK, 0] < u and \
             (seq_nak[h] == cz[h, CZ_NAK, 0] or nak_nxt[h, 3] == cz[h, CZ_NAK, 0] or
              (0 <= kept_psn < u and seq_nak[h] == kept_psn))
+        # So one past a pending implied NAK's hole with no READ or atomic before it
+        # missing a response now (those came after the response that showed the hole),
+        # the requester having sent nothing since that response: it restarts at the
+        # hole first, and this NAK's implicit ACK passes it, ending that retry (IBA
+        # 9.7.5.1.3), so it goes back here as well. (No other cause pending but a NAK
+        # the requester ignored.)
+        only_imp = trig_kind[h] & ~T_NAK == T_IMPLIED and \
+            (not trig_kind[h] & T_NAK or cz[h, CZ_NAK, 2] == 1)
+        stash = stash or (seq_err and not nak_stale and only_imp and
+                          cz[h, CZ_IMPLIED, 2] == 0 and 0 <= cz[h, CZ_IMPLIED, 0] < u and
+                          _request_before(hc, cls, h, i) < cz[h, CZ_IMPLIED, 1] and
+                          i - cz[h, CZ_IMPLIED, 1] < SCAN_ROWS and
+                          not _hole_before(fifo, f_head, f_len, flags, pin, h, u))
         if seq_err and u >= seq_nak[h]:
             # (Not one naming a PSN below the pending one: the responder's expected
             # PSN never goes back, so that is an older NAK the network delayed.)

@@ -10,7 +10,8 @@ every PSN from its restart on, back to back, before any new one.
 - The same per payload byte (`own_pace`, a rule function): two requests in a row
   are at least the shorter payload's wire time apart, at the fastest rate the
   stream has shown between two equal payloads of PACED_PAYLOAD bytes or more
-  (halved, for headers). New data that came sooner after the run's resend went out
+  (halved, for headers; dropped, to be measured again, when two new requests in a
+  row beat it). New data that came sooner after the run's resend went out
   before the restart (`rc_requests.new_request`); so did a copy at the run's next PSN,
   if the next request is another copy of it that the run could have sent after its
   resend (`early_copy_noted`, `early_copy_decided`: the early one a copy the network
@@ -211,6 +212,11 @@ def own_pace(paylen, ts, flags, episode, min_gap, run_gap, byte_gap, new_row, ep
             byte_gap[h, 0] < 0 or gap_now * byte_gap[h, 1] < byte_gap[h, 0] * pl):
         byte_gap[h, 0] = gap_now
         byte_gap[h, 1] = pl
+    elif d == 0 and pair and pl > 0 and _sooner_than_bytes(byte_gap, h, gap_now, pl):
+        # Two new requests in a row came sooner than the rate measured allows: that
+        # measure was no port's pace (the requester idled between its pair), and no
+        # bound drawn from it holds. The next pair measured replaces it.
+        byte_gap[h, 0] = -1
     if d >= 0:
         new_row[h] = i
     return behind
