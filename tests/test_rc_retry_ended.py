@@ -1,5 +1,6 @@
 """RC engine (issue #13): three readings of a resend that the protocol settles, each an
-example the property test's space gave, pinned.
+example the property test's space gave, pinned, with a guard each: a sweep capture a
+first form of the rule got wrong.
 
 - A sequence NAK past the hole a pending implied NAK names, with every READ before
   its PSN answered by then: the requester restarts at the hole first, and the NAK's
@@ -8,12 +9,13 @@ example the property test's space gave, pinned.
   that restart, not the network's copy.
 - The per-byte pace: two new requests in a row that came sooner than the rate the
   stream measured allows show that measure was no port's pace (the requester idled
-  between its pair); no bound drawn from it holds, and a run that skipped a PSN lost
-  before the tap is no late copy for it.
+  between its pair); no bound drawn from it holds until another pair measures the
+  port, and a run that skipped a PSN lost before the tap is no late copy for it.
 - A copy no cause explains, a timeout after the run before, then the next request past
   its next PSN: a timeout restart with that PSN lost before the tap. The other reading,
   both copies held by the network for a timeout's length, is costlier, and this
-  network has shown no copy delayed past a later one."""
+  network has shown no copy delayed past a later one; without the pause they stay
+  late copies."""
 
 from __future__ import annotations
 

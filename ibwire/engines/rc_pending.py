@@ -318,14 +318,16 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
         # restart could begin there, no ACK having passed the late resend, and no
         # earlier run skipped it: else it may be that run's resend, late too. Only
         # runs later than the one whose resend of that PSN it follows count; unless the
-        # late resend came a pause as long as the shortest ACK timeout after the
+        # late resend, at the oldest PSN not acknowledged (where a timer's restart
+        # begins), came a pause as long as the shortest ACK timeout after the
         # requester's request before it, on a network that has shown no copy delayed
         # past a later one: a timer's restart then, and two copies held that long a
         # costlier story than one resend lost. Nor when it came sooner than the
         # requester could have sent those: `_too_soon`.)
         prev_ep = episode[prev_tx[i]] if seen and flags[prev_tx[i]] & F_RETX else -1
         lr_q = _request_before(hc, cls, h, r)
-        lr_paused = not delays[h] and lr_q >= 0 and ts[r] - ts[lr_q] >= MIN_ACK_TIMEOUT_NS
+        lr_paused = not delays[h] and upsn[r] == acked[h] and lr_q >= 0 and \
+            ts[r] - ts[lr_q] >= MIN_ACK_TIMEOUT_NS
         past = u > lr_next[h] and acked[h] <= upsn[r] and not goes_on and \
             ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and \
             (lr_paused or not _skipped_since(rgaps, h, u, prev_ep)) and \
