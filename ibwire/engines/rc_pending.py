@@ -41,11 +41,12 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
+from numba import njit
+
 from ibwire.analysis.rc_rules import (
     F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, K_LATE, K_LOST_BEFORE,
     K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
 )
-
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
     CZ_IMPLIED, CZ_NAK, SKIP_MAYBE, T_IMPLIED, T_NAK, _hole_recent, _named_at, _originals_in,
@@ -53,6 +54,13 @@ from ibwire.engines.rc_shared import (
     _skipping_run, _unskip,
 )
 from ibwire.engines.rc_run_shape import _doubt_short_run, _run_paced, _too_soon
+
+
+@njit(inline="always")
+def _paused_before(hc, cls, ts, h, r):
+    """Row r came a timer-long pause after stream h's request before it (a scan)."""
+    q = _request_before(hc, cls, h, r)
+    return q >= 0 and ts[r] - ts[q] >= MIN_ACK_TIMEOUT_NS
 
 
 def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason, counts, high,
@@ -325,13 +333,11 @@ def late_resend_decided(hc, cls, icrc, upsn, syn, paylen, prev_tx, ts, flags, ep
         # costlier story than one resend lost. Nor when it came sooner than the
         # requester could have sent those: `_too_soon`.)
         prev_ep = episode[prev_tx[i]] if seen and flags[prev_tx[i]] & F_RETX else -1
-        lr_q = _request_before(hc, cls, h, r)
-        lr_paused = not delays[h] and upsn[r] == acked[h] and lr_q >= 0 and \
-            ts[r] - ts[lr_q] >= MIN_ACK_TIMEOUT_NS
         past = u > lr_next[h] and acked[h] <= upsn[r] and not goes_on and \
             ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and \
-            (lr_paused or not _skipped_since(rgaps, h, u, prev_ep)) and \
-            not _too_soon(hc, cls, upsn, ts, min_gap, run_gap, h, lr_next[h], u, r, i)
+            (not _skipped_since(rgaps, h, u, prev_ep) or (
+                not delays[h] and upsn[r] == acked[h] and _paused_before(hc, cls, ts, h, r))) \
+            and not _too_soon(hc, cls, upsn, ts, min_gap, run_gap, h, lr_next[h], u, r, i)
         by_cause = lr_cause[h] and (in_order or (seen and d < 0 and past)) and \
             0 <= trig_u[h] <= upsn[r] and trig_kind[h] != 0 and not delays[h]
         if lr_cause[h] and not by_cause:
