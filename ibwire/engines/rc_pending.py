@@ -25,8 +25,8 @@ pending (each is decided at the next request of its half-connection, then droppe
   this request resends the PSN after it (not when it repeated, at once, the run in
   progress's latest resend and this request goes on with that run; nor past it
   sooner than the requester could have sent the PSNs between, `rc_run_shape`; past
-  it onto a PSN an earlier run skipped only after a timer-long pause, on a network
-  that has shown no copy delayed past a later one).
+  it onto a PSN an earlier run skipped only at the oldest PSN not acknowledged after
+  a timer-long pause, on a network that has shown no delayed copy).
 - A run that stopped short of the front (new data, or nothing for as long as the
   shortest ACK timeout), its packets copies of PSNs whose originals the tap never
   saw: in doubt (`restart_left`; also at the capture's end, however soon).
