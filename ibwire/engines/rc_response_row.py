@@ -9,9 +9,9 @@
   stale: the responder's expected PSN never goes back, so the network delayed it,
   and the requester, which had that acknowledgement first, drops it (no cause).
 - A sequence NAK past the pending NAK's PSN is kept back behind it (`stash`); so is
-  one past a pending implied NAK's hole, all READ responses before its PSN in and
-  no request sent since that hole was shown (`_hole_before`): the requester
-  restarts at the hole first, and the NAK's implicit ACK then ends that retry.
+  one past a pending implied NAK's hole, all READ responses before its PSN in and no
+  request sent since that hole was shown: the requester restarts at the hole first,
+  and the NAK's implicit ACK then ends that retry.
 - Otherwise the response goes to the rules of `rc_responses`: dropped (bad ICRC),
   READ response or atomic ACK, ACK, NAK or RNR NAK.
 
@@ -22,7 +22,6 @@ A rule function: a block of `rc_kernel._pass`'s loop, called with the loop's nam
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
 import numpy as np
-from numba import njit
 
 from ibwire.analysis.rc_rules import (
     C_ATOMIC_ACK, C_READ_RESP, F_COPY, K_COPIES, K_RESPONSES, NAK_PSN_SEQ, SYN_ACK, SYN_NAK,
@@ -33,15 +32,10 @@ from ibwire.engines.rc_shared import (
     T_NAK, T_RNR, _mark, _request_before, _rnr_wait_ns, _rnr_waited, _syn_kind,
 )
 from ibwire.engines.rc_causes import _last_kept
-from ibwire.engines.rc_responses import _pin_hole, _rnr_owed, ack, dropped, nak, read_response
+from ibwire.engines.rc_responses import (
+    _fifo_hole, _pin_hole, _rnr_owed, ack, dropped, nak, read_response,
+)
 
-
-@njit(inline="always")
-def _hole_before(fifo, f_head, f_len, flags, pin, h, u):
-    """A READ or atomic before PSN u still misses a response."""
-    slot = f_head[h]
-    return (f_len[h] > 0 and u > fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]) or \
-        _pin_hole(flags, pin, h, u) >= 0
 
 
 def response_row(hc, cls, icrc, upsn, syn, msn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits,
@@ -80,7 +74,8 @@ def response_row(hc, cls, icrc, upsn, syn, msn, ts, rtt, prev_tx, rtt_fb, flags,
                           cz[h, CZ_IMPLIED, 2] == 0 and 0 <= cz[h, CZ_IMPLIED, 0] < u and
                           _request_before(hc, cls, h, i) < cz[h, CZ_IMPLIED, 1] and
                           i - cz[h, CZ_IMPLIED, 1] < SCAN_ROWS and
-                          not _hole_before(fifo, f_head, f_len, flags, pin, h, u))
+                          not _fifo_hole(fifo, f_head, f_len, h, u) and
+                          _pin_hole(flags, pin, h, u) < 0)
         if seq_err and u >= seq_nak[h]:
             # (Not one naming a PSN below the pending one: the responder's expected
             # PSN never goes back, so that is an older NAK the network delayed.)

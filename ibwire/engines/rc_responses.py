@@ -69,6 +69,13 @@ def _hole_shown(flags, counts, trig_u, trig_row, trig_kind, cz, retrying, rd_gap
 
 
 @njit(inline="always")
+def _fifo_hole(fifo, f_head, f_len, h, u):
+    """The oldest READ or atomic in flight begins before PSN u and misses a response."""
+    slot = f_head[h]
+    return f_len[h] > 0 and u > fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]
+
+
+@njit(inline="always")
 def _pin_hole(flags, pin, h, u):
     """The READ or atomic a restart resent, still awaiting its own response, if a
     response acknowledging PSNs before u passes it (the requester finds it missing,
@@ -277,7 +284,7 @@ def ack(upsn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits, counts, acked, 
         ack_row[h] = i
         ack_u[h] = u
         slot = f_head[h]
-        fifo_hole = f_len[h] > 0 and u >= fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]
+        fifo_hole = _fifo_hole(fifo, f_head, f_len, h, u + 1)
         hp = fifo[h, slot, 1] if fifo_hole else _pin_hole(flags, pin, h, u + 1)
         # Once per hole (read_response). A retry from that PSN or before under way
         # covers it: the requester ignores it, no cause.
@@ -322,7 +329,7 @@ def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz,
     # responses (a hole, as for an ACK); whether a retry covers that hole is judged
     # before this RNR NAK moves the retry point (the requester finds the hole first).
     slot = f_head[h]
-    hole = f_len[h] > 0 and u > fifo[h, slot, 0] and fifo[h, slot, 1] < fifo[h, slot, 2]
+    hole = _fifo_hole(fifo, f_head, f_len, h, u)
     hp = fifo[h, slot, 1] if hole else _pin_hole(flags, pin, h, u)
     imp_cov = hp >= 0 and _retry_covers(upsn, flags, cz, acked, fifo, f_head, f_len, ep_row, trig,
                                         reason, pin, h, hp, 0)
