@@ -6,7 +6,10 @@ Pinned on draws of the sweep tool (`tools/rc_sweep.py`) the engine got wrong bef
 
 from __future__ import annotations
 
-from rc_helpers import check_exact, flags_of, start_of, ts_ns, wide_draw
+import numpy as np
+from rc_helpers import check_exact, compare, flags_of, generate, start_of, ts_ns, wide_draw
+
+from ibwire.analysis.rc import analyze
 
 
 def _network_copy_behind_run_resend(tmp_path, master: int, n: int, copy: int, gap: int,
@@ -102,4 +105,47 @@ def test_a_runs_resends_set_the_pace_when_faster_than_new_requests(tmp_path):
     assert ts_ns(res, 341) - ts_ns(res, 337) == 1003
     assert "lost_after_capture" in flags_of(res, 339)
     assert "retransmission" in flags_of(res, 341)
+    assert check_exact(truth, res, diff) == []
+
+
+def test_a_response_that_reached_the_requester_after_its_restart_resent_the_read(tmp_path):
+    """READ ..430 (four PSNs) is answered at the tap (139-142), but 139, its first
+    response, is lost after the tap. NAK 132 (..428) restarts the requester at 144,
+    222 ns after it; the run re-requests the READ (146) 115 ns after 140, the next
+    response, passed the tap: sooner than that reaction, so 140 may have reached the
+    requester only after 146 went out. It showed the hole then: the READ again (151)
+    and on in order from ..434 (152) is its implied NAK's restart, and NAK 143 (..434,
+    seen before 151) is not what 152 answers (before: 151 the network's copy, 152
+    NAK 143's restart)."""
+    path, truth = generate(tmp_path, "rc_loss", 2916, messages=30, loss=0.02,
+                           loss_before_tap=0.0, rnr=0.05, corrupt=0.02, encap="ib-grh",
+                           bidirectional=True, capture_loss=0.0, psn_start=16777069)
+    res, diff = compare(path, truth)
+    psn = res.cols["infiniband.bth.psn"]
+    assert psn[139 - 1] == psn[146 - 1] == psn[151 - 1] and psn[143 - 1] == psn[152 - 1]
+    assert start_of(res, 144) == start_of(res, 146) == ("nak_seq", 132)
+    assert ts_ns(res, 144) - ts_ns(res, 132) == 222
+    assert ts_ns(res, 146) - ts_ns(res, 140) == 115
+    assert "lost_after_capture" in flags_of(res, 139)
+    assert "go_back_n" in flags_of(res, 151) and "network_duplicate" not in flags_of(res, 151)
+    assert start_of(res, 151) == start_of(res, 152) == start_of(res, 165) == (
+        "implied_nak", 140)
+    assert check_exact(truth, res, diff) == []
+    twin = analyze(res.cols, use_numba=False)      # the kernel's plain-Python twin
+    np.testing.assert_array_equal(twin.flags, res.flags)
+    np.testing.assert_array_equal(twin.episode, res.episode)
+
+
+def test_a_restart_long_after_the_response_that_passed_a_run_is_not_its_implied_nak(tmp_path):
+    """The guard on the rule above: the implied NAK run from 362 starts 206 ns after it
+    (370) and re-requests the READ at ..278 (371) 161 ns after response 364 passed.
+    480 re-requests ..278 2,981 ns after 364: far more than twice that reaction, so
+    364 is not what it answers; 473, which showed the hole at ..251 just before, is
+    (a first form of the rule, with no bound, took 364)."""
+    truth, res, diff = wide_draw(tmp_path, 345, 327)
+    assert ts_ns(res, 370) - ts_ns(res, 362) == 206
+    assert ts_ns(res, 371) - ts_ns(res, 364) == 161
+    assert ts_ns(res, 480) - ts_ns(res, 364) == 2981
+    assert start_of(res, 370) == ("implied_nak", 362)
+    assert start_of(res, 480) == start_of(res, 481) == ("implied_nak", 473)
     assert check_exact(truth, res, diff) == []

@@ -61,10 +61,13 @@ def copy_decided(hc, cls, icrc, upsn, syn, paylen, first_tx, prev_tx, ts, flags,
         # (Nor when this request is at the PSN a NAK seen before the copy names, with
         # no cause pending at the copy: that NAK's restart; the NAK acknowledged the
         # copy's PSN, and no timer fires as soon as the copy came. Again unless the
-        # copy before it was a restart taken with doubt.)
+        # copy before it was a restart taken with doubt. Nor a READ or atomic copy: the
+        # NAK acknowledged its PSN, not its responses; one lost after the tap leaves
+        # the requester a hole there, whose restart runs on in order to this PSN.)
         nak_next = not copy_cause[h] and not flags[ref[q]] & F_AMBIGUOUS and \
             trig_kind[h] & T_NAK != 0 and \
-            cz[h, CZ_NAK, 0] == u and cz[h, CZ_NAK, 1] < q and cz[h, CZ_NAK, 2] == 0
+            cz[h, CZ_NAK, 0] == u and cz[h, CZ_NAK, 1] < q and cz[h, CZ_NAK, 2] == 0 and \
+            not cls[q] & (C_READ_REQ | C_ATOMIC_REQ)
         # (A later PSN, those between lost before the tap, only if the requester had
         # the time to send them all since the copy, at the least pace it has shown.)
         in_order = d < 0 and not back2back[h] and not nak_after and not nak_next and \

@@ -42,14 +42,24 @@ def _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, tr
     (IBA 9.7.5.1.3). After a restart at or below u re-requesting a READ or atomic, the
     first response past u (the one at u lost before the tap) is the implied NAK as
     well. With two copies of the response at u (an earlier run re-read it), both were
-    lost: the first hole shown after either counts."""
+    lost: the first hole shown after either counts. Past an earlier restart below u
+    with a cause seen (a NAK or implied NAK), whose run resent u sooner after a
+    response the tap saw than the restart came after its cause: that response may
+    have reached the requester only once u was resent, and showed the hole then (if
+    this restart came within twice that reaction of it)."""
     after = -1
     best = -1
     rnr_past = False
+    k = -1          # the latest request at u before i
+    passed = False  # past an earlier restart: responses after t_lim only
+    t_lim = 0
+    rho = 0         # ... and that restart's reaction to its cause
     for r in range(i - 1, max(i - SCAN_ROWS, 0) - 1, -1):
         if hc[r] != h:
             continue
         if cls[r] & C_REQUEST:
+            if upsn[r] == u and k < 0:
+                k = r
             if upsn[r] <= u and flags[r] & F_EPISODE:
                 # An earlier restart at or below u. A READ or atomic there: a response
                 # past u since (none at u: lost before the tap) showed the hole. Else
@@ -57,7 +67,18 @@ def _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, tr
                 if cls[r] & (C_READ_REQ | C_ATOMIC_REQ) and after >= 0 and \
                         ts[i] - ts[after] < MAX_REACTION_NS:
                     return after
-                return best
+                t = trig[r]
+                if best >= 0 or passed or t < 0 or k <= r or flags[r] & F_AMBIGUOUS or \
+                        reason[r] == REASON_RNR:
+                    return best
+                # Its run resent u (row k): a response the tap saw before the restart,
+                # but less than the restart's own reaction to its cause before k (that
+                # bounds the way from the tap to the requester and back), may have
+                # reached the requester only after k went out (seed 2916).
+                rho = ts[r] - ts[t]
+                t_lim = ts[k] - rho
+                passed = True
+                after = -1
             continue
         if not cls[r] & C_RESPONSE or icrc[r] == CRC_BAD:
             continue
@@ -71,11 +92,14 @@ def _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, tr
                 # (unless an RNR NAK past u, since or as that restart's cause, put
                 # the retry point past u).
                 return -1
-            if after >= 0 and ts[i] - ts[after] < MAX_REACTION_NS:
+            if after >= 0 and ts[i] - ts[after] < MAX_REACTION_NS and (
+                    not passed or ts[i] - ts[after] < 2 * rho):
                 if not flags[r] & F_LOST_AFTER:
                     flags[r] |= F_LOST_AFTER
                     counts[h, K_LOST_AFTER] += 1
                 best = after
+            elif passed:
+                return -1   # (the hole shown past the restart must bring a prompt one)
             elif best < 0:
                 q = _last_copy(hc, cls, upsn, i, h, u)
                 if q >= 0 and ts[i] - ts[q] < MIN_ACK_TIMEOUT_NS:
@@ -94,6 +118,7 @@ def _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, tr
         past = upsn[r] > u or (upsn[r] == u and cls[r] & C_ACK and _syn_kind(syn[r]) == SYN_ACK)
         if upsn[r] > u and cls[r] & C_ACK and _syn_kind(syn[r]) == SYN_RNR:
             rnr_past = True
+        past = past and (not passed or ts[r] > t_lim)
         if past and not (pin[h, 1] < r and (pin[h, 2] < 0 or r < pin[h, 2])
                          and 0 <= pin[h, 3] <= u and not flags[pin[h, 1]] & F_AMBIGUOUS):
             after = r
