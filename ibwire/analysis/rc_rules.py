@@ -155,6 +155,12 @@ MIN_ACK_TIMEOUT_NS = 4096 * 2
 # ~0.3 ms). A restart later than this after the cause left the tap was a timeout: the
 # cause never arrived, or came while a retry covering it was under way (IBA 9.7.5.1.3).
 MAX_REACTION_NS = 1_000_000
+# The latest an RNR NAK's retry is taken to come once its timer ran out: Linux rxe
+# waits whole jiffies (at least one) and a kernel timer may fire a jiffy late, two
+# jiffies at HZ=100 (rxe captures: retries 5-11 ms after NAKs asking under 1 ms). A
+# restart past the refused PSN later than that is a timer's: the RNR NAK never
+# reached the requester, and its retry (at the refused PSN) is still to come.
+RNR_LATE_NS = 20_000_000
 
 
 def psn_diff(a: int, b: int) -> int:

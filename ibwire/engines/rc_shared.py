@@ -1,10 +1,9 @@
 """RC engine: what the kernel's rule modules share.
 
 The AETH syndrome's parts, the pending retry causes (bits of `trig_kind`), the ICRC
-status of a damaged packet, marking a row with a flag and counting it, the least
-wait an RNR NAK asks for, which earlier resend run skipped a PSN, how many packets a
-run sends to cover some PSNs, and a run's start. (How the rule modules make up the
-kernel: `rc_build`.)
+status of a damaged packet, marking and counting a row, the least wait an RNR NAK asks
+for, which earlier resend run skipped a PSN, how many packets a run sends to cover some
+PSNs, and a run's start (how the rule modules make up the kernel: `rc_build`).
 """
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
@@ -12,7 +11,8 @@ from __future__ import annotations  # noqa: I001 - the rule names below stay com
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_REQUEST, GAP_RING, MAX_REACTION_NS, MIN_ACK_TIMEOUT_NS, READ_FIFO, RNR_TIMER_NS,
+    C_REQUEST, GAP_RING, MAX_REACTION_NS, MIN_ACK_TIMEOUT_NS, READ_FIFO, RNR_LATE_NS,
+    RNR_TIMER_NS,
 )
 from ibwire.headers.extended import AETH
 
@@ -152,10 +152,9 @@ def _rnr_waited(cz, syn, ts, h, i):
 @njit(inline="always")
 def _earlier_hole(cz, trig_u, trig_row, trig_kind, h, u):
     """A restart at PSN u, the earliest hole pending (`trig_u`), while the implied-NAK
-    cause names a later READ's hole that the same response showed: the requester
-    had not the earlier READ's responses after all (the capture may have missed
-    them: hence the later hole is kept), and restarts at the first one missing (IBA
-    9.7.4.1.5): the cause names u."""
+    cause names a later READ's hole the same response showed: the requester lacked the
+    earlier READ's responses after all (the capture may have missed them; the later
+    hole is kept) and restarts at the first one missing (IBA 9.7.4.1.5): the cause is u."""
     if trig_kind[h] & T_IMPLIED and trig_u[h] == u and trig_row[h] >= 0 and \
             cz[h, CZ_IMPLIED, 0] > u and cz[h, CZ_IMPLIED, 1] == trig_row[h] and \
             not (trig_kind[h] & T_NAK and cz[h, CZ_NAK, 0] == u) and \
@@ -211,16 +210,17 @@ def _pick_cause(cz, k, h, u, ts, syn, i):
     """Which pending cause (bits `k`) a restart at PSN u, row i, answers: its `cz` row,
     -1 for none. A cause names the PSN its restart begins at, so one past u cannot have
     started it, nor a NAK or implied NAK older than a requester's reaction, nor an RNR
-    NAK sooner than its timer; one naming u did (the earliest, if several; a NAK
-    naming u taken as ignored too, when no other cause names u). Else (the
-    restart's first resends missing at the tap) an RNR NAK first (the requester waits
-    it out whatever else came), then a sequence NAK, then an implied NAK. A hole shown
-    by an RNR NAK itself is that RNR NAK's retry."""
+    NAK sooner than its timer (or, u past the refused PSN, `RNR_LATE_NS` later); one
+    naming u did (the earliest, if several; a NAK naming u taken as ignored too, when
+    no other cause names u). Else (the restart's first resends missing at the tap) an
+    RNR NAK first (the requester waits it out whatever else came), then a sequence NAK,
+    then an implied NAK. A hole shown by an RNR NAK itself is that RNR NAK's retry."""
     got = -1
     for j in (CZ_RNR, CZ_NAK, CZ_IMPLIED):
         if k & (1 << j) and 0 <= cz[h, j, 0] <= u and cz[h, j, 2] == 0 and (
                 ts[i] - ts[cz[h, j, 1]] < MAX_REACTION_NS if j != CZ_RNR else
-                _rnr_waited(cz, syn, ts, h, i)):
+                _rnr_waited(cz, syn, ts, h, i) and (cz[h, j, 0] == u or (
+                    ts[i] - ts[cz[h, j, 1]] < _rnr_wait_ns(syn[cz[h, j, 1]]) + RNR_LATE_NS))):
             if cz[h, j, 0] == u and (got < 0 or cz[h, got, 0] != u or
                                      cz[h, j, 1] < cz[h, got, 1]):
                 got = j
