@@ -42,8 +42,8 @@ def _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, tr
     (IBA 9.7.5.1.3). After a restart at or below u re-requesting a READ or atomic, the
     first response past u (the one at u lost before the tap) is the implied NAK as
     well. With two copies of the response at u (an earlier run re-read it), both were
-    lost: the first hole shown after either counts. Past an earlier restart below u
-    with a cause seen (a NAK or implied NAK), whose run resent u sooner after a
+    lost: the first hole shown after either counts. Past an earlier restart at or
+    below u with a cause seen (a NAK or implied NAK), whose run resent u sooner after a
     response the tap saw than the restart came after its cause: that response may
     have reached the requester only once u was resent, and showed the hole then (if
     this restart came within twice that reaction of it)."""
