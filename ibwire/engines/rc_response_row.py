@@ -37,7 +37,6 @@ from ibwire.engines.rc_responses import (
 )
 
 
-
 def response_row(hc, cls, icrc, upsn, syn, msn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits,
                  counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u,
                  rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_rs, rd_gap, min_rtt,
