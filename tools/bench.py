@@ -88,7 +88,7 @@ def child(mode: str, path: str, count: int) -> dict:
 
     from ibwire.engines import tables as T
     from ibwire.engines.columns import iter_chunks
-    from ibwire.engines.crc_kernels import HAVE_ZLIB, ICRC, VCRC, check_crcs, crc_arrays
+    from ibwire.engines.crc_kernels import HAVE_LIB, ICRC, VCRC, check_crcs, crc_arrays
     from ibwire.engines.place import N_INFO, place
     from ibwire.engines.scan import batches
 
@@ -105,7 +105,7 @@ def child(mode: str, path: str, count: int) -> dict:
                 out = crc_arrays(len(b))
                 c0 = time.process_time()
                 check_crcs(b.buf, b.doff, lo, info, T.CRC_TMPL, T.CRC_TMPL_LEN, T.CRC32_T,
-                           T.CRC16_T, *out, which, HAVE_ZLIB and mode == "icrc")
+                           T.CRC16_T, *out, which, HAVE_LIB and mode == "icrc")
                 spent += time.process_time() - c0
                 n += len(b)
                 nbytes += int(b.cap.sum())

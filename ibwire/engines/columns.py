@@ -22,7 +22,7 @@ import pyarrow as pa
 from ibwire.crc import CrcStatus
 from ibwire.decoder import Options
 from ibwire.engines import fallback
-from ibwire.engines.crc_kernels import HAVE_ZLIB, ICRC, LPCRC, VCRC, check_crcs, crc_arrays
+from ibwire.engines.crc_kernels import HAVE_LIB, ICRC, LPCRC, VCRC, check_crcs, crc_arrays
 from ibwire.engines.extract import Plan, layer_values
 from ibwire.engines.place import FB, IB_OFF, ICRC_AT, MAL, N_INFO, PAY_LEN, PAY_OFF, VCRC_AT, place
 from ibwire.engines.pool import Pool
@@ -198,7 +198,7 @@ def iter_chunks(path: str | os.PathLike[str], fields: Iterable[str] | None = Non
         if want_crc:
             crc = crc_arrays(n, pool)
             check_crcs(batch.buf, batch.doff, lo, info, CRC_TMPL, CRC_TMPL_LEN, CRC32_T,
-                       CRC16_T, *crc, ICRC | VCRC | LPCRC, HAVE_ZLIB)
+                       CRC16_T, *crc, ICRC | VCRC | LPCRC, HAVE_LIB)
             if not opts.verify_crc:
                 for st in crc[:3]:
                     st[st <= CrcStatus.GOOD] = CrcStatus.UNVERIFIED
