@@ -91,10 +91,13 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
         # (Also with a NAK naming that same PSN: the responder NAKs what was in
         # flight behind the refused request, and either restart begins there.)
         cause = False
-    if in_wait and u == rnr_u[h] and trig_kind[h] == T_RNR and trig_u[h] == u:
+    if in_wait and u == rnr_u[h] and trig_kind[h] == T_RNR and trig_u[h] == u and \
+            not (cz[h, CZ_RNR, 0] == u and _rnr_waited(cz, syn, ts, h, i)):
         # The refused PSN itself before the timer, that RNR NAK the only cause: its
         # retry comes after the wait, and were it lost after the tap no other cause
-        # is pending. No restart: a late or duplicated copy.
+        # is pending. No restart: a late or duplicated copy. (Unless the RNR NAK the
+        # cause still names is an earlier one refusing u, whose timer is over: the
+        # later one never reached the requester, `resent`; this is the retry.)
         cause = False
     in_gap = False
     if not seen:
