@@ -29,14 +29,14 @@ from __future__ import annotations  # noqa: I001 - the rule names below stay com
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_RETX, F_RNR_RETRY, GAP_RING, K_LOST_BEFORE, K_RETX,
-    K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_RNR,
+    C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_LATE, F_RETX, F_RNR_RETRY, GAP_RING, K_LOST_BEFORE,
+    K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_RNR,
 )
 from ibwire.engines.rc_causes import _first_showing, _no_copy_since, _resend_rnr_heard
-from ibwire.engines.rc_run_shape import _before_restart_reached
+from ibwire.engines.rc_run_shape import _before_restart_reached, _stopped_short
 from ibwire.engines.rc_shared import (
     CZ_IMPLIED, CZ_NAK, CZ_RNR, SKIP_MAYBE, SKIP_SURE, T_IMPLIED, T_NAK, T_RNR, _acted_below,
-    _answered_since, _in_read_before, _named_at, _pace, _reads_below, _rnr_over,
+    _answered_since, _in_read_before, _named_at, _pace, _port_pace, _reads_below, _rnr_over,
     _rnr_wait_ns, _rnr_waited, _skipping_run, _spent_only,
 )
 
@@ -116,7 +116,16 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
                                         not _rnr_over(syn, ts, rnr_row[h], ep_row[h])))
     # (Not inside the PSNs of the run's latest resend, a READ: re-requested part-way,
     # a new restart.)
-    run = ep_active[h] and u > ep_last[h] and u >= ep_next[h] and not rnr_resume
+    # (Nor the run's next PSN to resend (none acknowledged yet) after a late copy past
+    # the run and then a sequence NAK naming that PSN, when the run had stopped short
+    # before that NAK came (the packets past it held copies): that NAK's restart.)
+    nak_resume = trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 1] > prev_req >= 0 and \
+        flags[prev_req] & F_LATE != 0 and upsn[prev_req] > u and \
+        cz[h, CZ_NAK, 0] == u == max(ep_next[h], acked[h]) and _stopped_short(
+            hc, cls, upsn, paylen, ts, byte_gap, h, ep_last[h], prev_req, ts[cz[h, CZ_NAK, 1]],
+            _port_pace(min_gap, run_gap, h))
+    run = ep_active[h] and u > ep_last[h] and u >= ep_next[h] and not rnr_resume and \
+        not nak_resume
     # Sooner than one round trip after the last copy, or than the shortest
     # local ACK timeout after the first, with no NAK seen: no retry cause
     # can have acted. (A READ or atomic that something after it has been

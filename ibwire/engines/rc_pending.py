@@ -13,7 +13,9 @@ pending (each is decided at the next request of its half-connection, then droppe
   have had it, by the reactions it has shown, names nothing). A quick copy of the
   run's latest packet right behind the packet past defers this to the request
   after that copy. So is a packet past that came too soon after the run's previous
-  one for the run to have sent the packets between, whatever request follows.
+  one for the run to have sent the packets between, or that the run could have
+  reached only with two or more resends lost before the tap (an original held,
+  `rc_run_shape._costly_skip`), whatever request follows.
 - A run resumed after such a late copy: the copy was the run's own jump after all,
   the resume its resend delayed, if the request after the resume does not go on
   with the run (`resume_decided`; also at the capture's end).
@@ -41,7 +43,6 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
-from numba import njit
 
 from ibwire.analysis.rc_rules import (
     F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, K_LATE, K_LOST_BEFORE,
@@ -50,17 +51,12 @@ from ibwire.analysis.rc_rules import (
 from ibwire.engines.rc_episodes import _cause_episode, _timeout_episode
 from ibwire.engines.rc_shared import (
     CZ_IMPLIED, CZ_NAK, SKIP_MAYBE, T_IMPLIED, T_NAK, _hole_recent, _named_at, _originals_in,
-    _pace, _port_pace, _request_before, _skip_row, _skipped_by_run, _skipped_since,
+    _pace, _port_pace, _skip_row, _skipped_by_run, _skipped_since,
     _skipping_run, _unskip,
 )
-from ibwire.engines.rc_run_shape import _doubt_short_run, _run_paced, _too_soon
-
-
-@njit(inline="always")
-def _paused_before(hc, cls, ts, h, r):
-    """Row r came a timer-long pause after stream h's request before it (a scan)."""
-    q = _request_before(hc, cls, h, r)
-    return q >= 0 and ts[r] - ts[q] >= MIN_ACK_TIMEOUT_NS
+from ibwire.engines.rc_run_shape import (
+    _costly_skip, _doubt_short_run, _paused_before, _run_paced, _too_soon,
+)
 
 
 def late_decided(hc, cls, icrc, upsn, syn, paylen, ts, flags, episode, trig, reason, counts, high,
@@ -184,7 +180,8 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
         jd_pace = _port_pace(min_gap, run_gap, h)
         jd_paced = episode[r] == ep_cur[h] and _run_paced(
             hc, cls, upsn, paylen, first_tx, ts, flags, episode, byte_gap, h, jd_lo, jmp[h, 1], r,
-            jd_pace)
+            jd_pace) or (not jd_own and episode[r] == ep_cur[h] and _costly_skip(
+                hc, cls, upsn, first_tx, delays, h, jd_lo, r))
         if jd_paced or (
                 seen and d < 0 and jmp[h, 2] <= u < upsn[r] and episode[r] == ep_cur[h] and
                 ep_active[h] and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and

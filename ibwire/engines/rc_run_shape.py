@@ -36,12 +36,17 @@ from ibwire.analysis.rc_rules import (
     C_REQUEST, F_AMBIGUOUS, F_COPY, F_EPISODE, F_GAP, F_LATE, F_RETX, GAP_RING, K_COPIES,
     K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_TIMEOUT,
 )
-from ibwire.engines.rc_shared import SCAN_ROWS, _named_at, _port_pace, _request_before
+from ibwire.engines.rc_shared import (
+    SCAN_ROWS, _named_at, _originals_in, _port_pace, _request_before,
+)
 
 PSNS_CHECKED = 64      # PSNs `_too_soon` counts at most (enough for any pace it can prove)
 # The least payload (bytes) the byte pace is measured on: no fewer than the headers and
 # framing of one packet, so that half its rate bounds any packet's time on the wire.
 PACED_PAYLOAD = 256
+# Resends lost before the tap in a row that a run packet past must otherwise imply to
+# be read as an original held (`_costly_skip`).
+COSTLY_SKIP = 2
 
 
 @njit(inline="always")
@@ -159,6 +164,48 @@ def _too_soon(hc, cls, upsn, ts, min_gap, run_gap, h, lo, hi, r, i):
                     return True
                 if n == PSNS_CHECKED:
                     return False
+    return False
+
+
+@njit(inline="always")
+def _paused_before(hc, cls, ts, h, r):
+    """Row r came a timer-long pause after stream h's request before it (a scan)."""
+    q = _request_before(hc, cls, h, r)
+    return q >= 0 and ts[r] - ts[q] >= MIN_ACK_TIMEOUT_NS
+
+
+@njit
+def _costly_skip(hc, cls, upsn, first_tx, delays, h, lo, r):
+    """Whether row r, a run packet past the run's next PSN `lo`, is better read as an
+    original the network held: the first copy of its PSN at the tap (its hole shown
+    before), on a stream whose network has held copies past later ones, where the run
+    would have had COSTLY_SKIP or more resends lost before the tap in a row to reach
+    it (the originals the tap saw between: the run resends each). One packet held is
+    the cheaper story than that many lost. Not when the stream's next request at or
+    past `lo` (copies of earlier PSNs aside) goes on past r with a PSN the tap had
+    seen: the run went on from r, so it did skip those PSNs."""
+    if not (delays[h] and first_tx[r] == r) or \
+            _originals_in(hc, cls, upsn, first_tx, h, lo, upsn[r], r - 1) < COSTLY_SKIP:
+        return False
+    for q in range(r + 1, min(r + SCAN_ROWS, len(hc))):
+        if hc[q] == h and cls[q] & C_REQUEST and upsn[q] >= lo:
+            return not (upsn[q] > upsn[r] and first_tx[q] < q)
+    return True
+
+
+@njit
+def _stopped_short(hc, cls, upsn, paylen, ts, byte_gap, h, last, row, t, pace):
+    """Whether a run whose latest packet (PSN `last`, before row `row`) had stopped
+    short by time t: that packet came more than twice the requester's fastest pace
+    before t, and twice its own payload's time at the stream's fastest rate per byte
+    (`own_pace`), so a run going on back to back would have sent its next PSN by then."""
+    if pace <= 0:
+        return False
+    for q in range(row - 1, max(row - SCAN_ROWS, -1), -1):
+        if hc[q] == h and cls[q] & C_REQUEST and upsn[q] == last:
+            wire = 0 if byte_gap[h, 0] < 0 else \
+                byte_gap[h, 0] * max(paylen[q], PACED_PAYLOAD) // byte_gap[h, 1]
+            return t - ts[q] > 2 * max(pace, wire)
     return False
 
 
