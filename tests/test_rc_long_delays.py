@@ -136,10 +136,11 @@ def test_a_lone_restart_at_the_captures_end_is_in_doubt(tmp_path):
 
 def test_a_timers_run_that_skips_past_resent_psns_is_in_doubt(tmp_path):
     """Both sides request. Originals of ..12, ..16, ..23 and ..60 are held 30 us
-    (1029-1032), the tap having seen each PSN first in a NAK's run (728, 732, ...).
-    To the tap: a timeout restart at ..12 whose run lost 44 PSNs before the tap, or
-    those originals, held, at the requester's pace. Flagged (before: a timeout run,
-    four resends the truth does not have)."""
+    (1029-1032), the tap having seen the first three PSNs first in a NAK's run (728,
+    732, ...). To the tap: a timeout restart at ..12 whose run lost PSNs before the tap,
+    or those originals, held, at the requester's pace. Flagged (before: a timeout run,
+    four resends the truth does not have). ..60, a hole the tap had shown, 37 PSNs past
+    ..23 whose originals it saw, is an original held (`rc_run_shape._costly_skip`)."""
     path, truth = generate(tmp_path, "rc_clean", 88104, **LONG | {
         "ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (4096, 9000, 20000),
         "loss": 0.0, "loss_before_tap": 0.0, "rnr": 0.04, "corrupt": 0.02, "encap": "roce1",
@@ -153,7 +154,9 @@ def test_a_timers_run_that_skips_past_resent_psns_is_in_doubt(tmp_path):
     res, diff = compare(path, truth)
     assert all(reordered(truth, f) for f in (1029, 1030, 1031, 1032))
     assert start_of(res, 1029) == ("timeout", None)
-    for f in (1029, 1030, 1031, 1032):
+    for f in (1029, 1030, 1031):
         assert {"retransmission", "ambiguous"} <= flags_of(res, f)
+    assert "out_of_sequence" in flags_of(res, 1032) and res.episode[1032 - 1] == -1
+    assert not {"retransmission", "psn_gap"} & flags_of(res, 1032)
     assert "ambiguous" not in flags_of(res, 1028) and "ambiguous" not in flags_of(res, 1033)
     assert check_exact(truth, res, diff) == []

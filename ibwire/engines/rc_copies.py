@@ -118,9 +118,12 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
     # a new restart.)
     # (Nor the run's next PSN to resend (none acknowledged yet) after a late copy past
     # the run and then a sequence NAK naming that PSN, when the run had stopped short
-    # before that NAK came (the packets past it held copies): that NAK's restart.)
+    # before that NAK came (the packets past it held copies): that NAK's restart. Not
+    # sooner after the NAK than a quarter of the fastest of three or more reactions to
+    # one the requester has shown, as in `rc_pending.jump_decided`.)
     nak_resume = trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 1] > prev_req >= 0 and \
-        flags[prev_req] & F_LATE != 0 and upsn[prev_req] > u and \
+        flags[prev_req] & F_LATE != 0 and upsn[prev_req] > u and not (
+            react[h, 1] >= 3 and 4 * (ts[i] - ts[cz[h, CZ_NAK, 1]]) < react[h, 0]) and \
         cz[h, CZ_NAK, 0] == u == max(ep_next[h], acked[h]) and _stopped_short(
             hc, cls, upsn, paylen, ts, byte_gap, h, ep_last[h], prev_req, ts[cz[h, CZ_NAK, 1]],
             _port_pace(min_gap, run_gap, h))
