@@ -43,7 +43,6 @@ Rule functions: blocks of `rc_kernel._pass`'s loop, called with the loop's names
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
 
-
 from ibwire.analysis.rc_rules import (
     F_AMBIGUOUS, F_EPISODE, F_GAP, F_LATE, F_RETX, F_RNR_RETRY, K_LATE, K_LOST_BEFORE,
     K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
@@ -174,14 +173,14 @@ def jump_decided(hc, cls, upsn, paylen, first_tx, prev_tx, ts, flags, episode, g
         # previous one for the run to have sent the PSNs it skipped, at the requester's
         # fastest pace (`_port_pace`), was not the run's; PSNs an ACK covered it may
         # skip. A restart for a cause naming that PSN skips none: its own wire time
-        # after the run's latest resend still bounds it.)
+        # after the run's latest resend still bounds it. Nor was one the run could have
+        # reached only by losing two or more resends before the tap: `_costly_skip`.)
         jd_own = trig_u[h] == upsn[r] or nak_u[h] == upsn[r] or rnr_u[h] == upsn[r]
         jd_lo = upsn[r] if jd_own else rgaps[h, jmp[h, 3], 3]
         jd_pace = _port_pace(min_gap, run_gap, h)
-        jd_paced = episode[r] == ep_cur[h] and _run_paced(
+        jd_paced = episode[r] == ep_cur[h] and (_run_paced(
             hc, cls, upsn, paylen, first_tx, ts, flags, episode, byte_gap, h, jd_lo, jmp[h, 1], r,
-            jd_pace) or (not jd_own and episode[r] == ep_cur[h] and _costly_skip(
-                hc, cls, upsn, first_tx, delays, h, jd_lo, r))
+            jd_pace) or (not jd_own and _costly_skip(hc, cls, upsn, first_tx, delays, h, jd_lo, r)))
         if jd_paced or (
                 seen and d < 0 and jmp[h, 2] <= u < upsn[r] and episode[r] == ep_cur[h] and
                 ep_active[h] and ts[i] - ts[r] < MIN_ACK_TIMEOUT_NS and
