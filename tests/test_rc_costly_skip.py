@@ -14,7 +14,9 @@ stopped short; a sequence NAK naming its next PSN then restarts it there."""
 from __future__ import annotations
 
 import numpy as np
-from rc_helpers import check_exact, flags_of, start_of, ts_ns, wide_draw
+from rc_helpers import (
+    check_exact, compare, episode_diff, flags_of, generate, start_of, sweep_tool, ts_ns, wide_draw,
+)
 
 from ibwire.analysis.rc import analyze
 
@@ -108,4 +110,25 @@ def test_a_nak_before_a_slow_runs_next_packet_is_due_restarts_nothing_yet(tmp_pa
     assert start_of(res, 66) == ("nak_seq", 64)
     assert {"retransmission", "go_back_n"} <= flags_of(res, 66)
     assert check_exact(truth, res, diff) == []
+    _twin_agrees(res)
+
+
+def test_a_sequence_nak_restarts_a_stopped_run_past_its_first_resends_lost(tmp_path):
+    """Extended 23:82. A timer's run of one packet (10958, ..309) stops; an original
+    held 30 us comes (10960, a late copy); NAK 10961 names ..30a, the run's next PSN,
+    and 72 ns later ..30b comes (10962), ..30a's resend lost before the tap: NAK 10961's
+    restart, its first resend missing, as a restart at the NAK's PSN would be. Before:
+    10962 went on with the timer's run, skipping ..30a (70 resends given the wrong
+    cause)."""
+    seed, kw = sweep_tool().extended_params(23, 82)
+    path, truth = generate(tmp_path, "rc_clean", seed, **kw)
+    res, _ = compare(path, truth)
+    assert start_of(res, 10958) == ("timeout", None)
+    assert "out_of_sequence" in flags_of(res, 10960) and res.episode[10960 - 1] == -1
+    assert _psn(res, 10961) == _psn(res, 10958) + 1 == _psn(res, 10962) - 1
+    assert ts_ns(res, 10962) - ts_ns(res, 10961) == 72
+    assert {"retransmission", "go_back_n"} <= flags_of(res, 10962)
+    assert "psn_gap" not in flags_of(res, 10962)
+    assert start_of(res, 10962) == start_of(res, 10975) == ("nak_seq", 10961)
+    assert [x for x in episode_diff(truth, res) if "10961" in x or "at 10958" in x] == []
     _twin_agrees(res)

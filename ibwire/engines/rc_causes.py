@@ -27,8 +27,8 @@ from __future__ import annotations  # noqa: I001 - the rule names below stay com
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_ACK, C_READ_RESP, C_REQUEST, F_AMBIGUOUS, F_IMPLIED, MAX_REACTION_NS, REASON_IMPLIED,
-    REASON_NAK_SEQ,
+    C_ATOMIC_ACK, C_READ_RESP, C_REQUEST, F_AMBIGUOUS, F_EPISODE, F_IMPLIED, MAX_REACTION_NS,
+    REASON_IMPLIED, REASON_NAK_SEQ,
 )
 from ibwire.engines.rc_run_shape import _too_soon
 from ibwire.engines.rc_shared import (
@@ -200,6 +200,20 @@ def _before_reaction(react, ts, h, r, nak_row):
     yet reacted to one (`react`: the least time from a sequence NAK to a restart at its
     PSN taken with no doubt): it was sent before the requester had that NAK."""
     return react[h, 1] > 0 and ts[r] - ts[nak_row] < react[h, 0]
+
+
+@njit(inline="always")
+def _nak_unanswered(hc, cls, flags, trig, cz, h, i):
+    """No request between the pending sequence NAK and row i was taken for its restart
+    (a run's packet at its PSN, in order, is none: a NAK that came after the run had
+    sent it draws a restart of its own)."""
+    t = cz[h, CZ_NAK, 1]
+    if t < 0 or i - t > COPY_SCAN:
+        return False
+    for r in range(t + 1, i):
+        if hc[r] == h and cls[r] & C_REQUEST and flags[r] & F_EPISODE and trig[r] == t:
+            return False
+    return True
 
 
 @njit(inline="always")

@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import early_copy_decided, early_copy_noted, ow
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "c3ee1a42e4c8"
+RC_HELPERS_DIGEST = "237d5dbb41f6"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -310,9 +310,9 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     # (Held: decided at the next request, `late_resend_decided`.)
                     delays[h] = True
                 if late_rerun >= 0:
-                    late_resend(paylen, first_tx, flags, ref, episode, msg, counts, lr_row,
-                                rnr_late, lr_next, lr_lost, lr_cause, i, h, u, consume, timer, held,
-                                late_rerun, late_amb, lost_back)
+                    late_resend(paylen, first_tx, prev_tx, flags, ref, episode, msg, counts,
+                                lr_row, rnr_late, lr_next, lr_lost, lr_cause, i, h, u, consume,
+                                timer, held, late_rerun, late_amb, lost_back, b2b)
                 elif stale:
                     stale_original(hc, cls, paylen, first_tx, prev_tx, ts, flags, ref, counts, gaps,
                                    i, h, c, u, copy)
@@ -371,7 +371,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                      credits, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u,
                      rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_rs, rd_gap,
                      min_rtt, rnr_row, rnr_first, rnr_req, rr_row, ack_row, ack_u, ep_row,
-                     pos_acked, last_resp, seq_nak, trig, reason, pin, nak_nxt, i, h, c, u)
+                     pos_acked, last_resp, seq_nak, trig, reason, pin, nak_nxt, react, i, h, c, u)
     # At the capture's end: a resume after a late copy, no request since for an ACK
     # timeout (`resume_decided`); a run short of the front, in doubt (`restart_left`).
     for h in range(n_hc):

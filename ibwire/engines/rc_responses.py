@@ -38,7 +38,7 @@ from ibwire.analysis.rc_rules import (
 
 from numba import njit
 
-from ibwire.engines.rc_causes import _keep_nak, _last_kept
+from ibwire.engines.rc_causes import _earliest_cause, _keep_nak, _last_kept, _nak_unanswered
 from ibwire.engines.rc_shared import (
     CRC_BAD, CZ_IMPLIED, CZ_NAK, CZ_RNR, SYN_VALUE_MASK, SYN_VALUE_SHIFT, T_IMPLIED, T_NAK, T_RNR,
     _mark, _note_cause, _note_implied, _rtt_sample, _syn_kind,
@@ -274,9 +274,9 @@ def read_response(hc, cls, icrc, upsn, ts, rtt, prev_tx, rtt_fb, flags, counts, 
             f_len[h] -= 1
 
 
-def ack(upsn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits, counts, acked, epsn, trig_u,
-        trig_row, trig_kind, cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row, ack_u,
-        ep_row, trig, reason, pin, seq_nak, nak_nxt, i, h, c, u, s):
+def ack(hc, cls, upsn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits, counts, acked, epsn,
+        trig_u, trig_row, trig_kind, cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row,
+        ack_u, ep_row, trig, reason, pin, seq_nak, nak_nxt, react, i, h, c, u, s):
     """An ACK."""
     if c & C_ACK:
         counts[h, K_ACKS] += 1
@@ -313,9 +313,13 @@ def ack(upsn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits, counts, acked, 
     if trig_u[h] >= 0 and acked[h] > trig_u[h] and not trig_kind[h] & T_IMPLIED and \
             not fresh_nak:
         # The refused PSN is acknowledged: nothing to resend. (Not an implied
-        # NAK: an ACK past a READ is what reveals its missing responses.)
-        trig_u[h] = -1
-        trig_kind[h] = 0
+        # NAK: an ACK past a READ is what reveals its missing responses.) A later
+        # sequence NAK naming a PSN still unacknowledged, no restart taken for it
+        # yet, stays pending: the ACK answers the earlier cause only.
+        later = trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 0] >= acked[h] and \
+            _nak_unanswered(hc, cls, flags, trig, cz, h, i)
+        trig_kind[h] = T_NAK if later else 0
+        _earliest_cause(cz, trig_u, trig_row, trig_kind, h)
 
 
 def nak(upsn, flags, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u,

@@ -1,0 +1,40 @@
+"""RC engine (issue #13): two readings of a pair of copies the tap cannot tell apart.
+
+Where a held copy and a resend of the same PSN pass the tap one after the other,
+either may be the late one: the engine flags both rather than pick. Pinned on draws
+of the sweep tool (`tools/rc_sweep.py`) where it picked wrong before
+(`docs/rc-analysis.md`, "Go-back-N episodes")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rc_helpers import check_exact, compare, flags_of, generate, reordered, sweep_tool, ts_ns
+
+LOW = 0xFFF      # the PSNs' last three hex digits, as the docstrings name them
+
+
+def _psn(res, frame: int) -> int:
+    return int(res.cols["infiniband.bth.psn"][frame - 1]) & LOW
+
+
+def _extended(tmp: Path, master: int, n: int):
+    seed, kw = sweep_tool().extended_params(master, n)
+    path, truth = generate(tmp, "rc_clean", seed, **kw)
+    res, diff = compare(path, truth)
+    return truth, res, diff
+
+
+def test_a_late_resend_right_behind_a_first_copy_leaves_both_in_doubt(tmp_path):
+    """Extended 2:62. NAK 468's run resends up to ..743 (490); ..745 comes 282 ns later
+    (493, the tap's first copy of it: a resend with ..744 lost before the tap, or the
+    original, held), then ..745 again 168 ns later (494), taken for an earlier run's
+    resend, late. Here 493 is the original, held 3 us, and 494 the run's: the pair
+    reads either way, so both are flagged. Before: 493 stood as a resend."""
+    truth, res, diff = _extended(tmp_path, 2, 62)
+    assert _psn(res, 493) == _psn(res, 494) == _psn(res, 490) + 2
+    assert ts_ns(res, 494) - ts_ns(res, 493) == 168
+    assert reordered(truth, 493)
+    assert {"retransmission", "ambiguous"} <= flags_of(res, 493)
+    assert {"retransmission", "ambiguous"} <= flags_of(res, 494)
+    assert check_exact(truth, res, diff) == []
