@@ -15,7 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 from rc_helpers import (
-    check_exact, compare, episode_diff, flags_of, generate, start_of, sweep_tool, ts_ns, wide_draw,
+    check_exact,
+    compare,
+    episode_diff,
+    flags_of,
+    generate,
+    start_of,
+    sweep_tool,
+    ts_ns,
+    wide_draw,
 )
 
 from ibwire.analysis.rc import analyze
