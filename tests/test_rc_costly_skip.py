@@ -140,3 +140,21 @@ def test_a_sequence_nak_restarts_a_stopped_run_past_its_first_resends_lost(tmp_p
     assert start_of(res, 10962) == start_of(res, 10975) == ("nak_seq", 10961)
     assert [x for x in episode_diff(truth, res) if "10961" in x or "at 10958" in x] == []
     _twin_agrees(res)
+
+
+def test_new_data_past_many_seen_originals_leaves_the_run_before_it_in_doubt(tmp_path):
+    """Extended 2:174 (5 us links). ACKs cover ..f8d and on through ..f97 (136, 149-151);
+    then ..f8d comes again (152, 20 us after its only copy, 130), and 240 ns later new
+    data (153, ..f99). Read as a timer's restart, the run would have lost the resends
+    of the 11 PSNs ..f8e-..f98 before the tap, originals the tap saw; 152 is the
+    original, held 20 us (130 was the resend). Before: a timeout restart, no doubt."""
+    seed, kw = sweep_tool().extended_params(2, 174)
+    path, truth = generate(tmp_path, "rc_clean", seed, **kw)
+    res, diff = compare(path, truth)
+    assert _psn(res, 152) == _psn(res, 130) == _psn(res, 136)
+    assert _psn(res, 153) == _psn(res, 151) + 2 == _psn(res, 152) + 12
+    assert ts_ns(res, 153) - ts_ns(res, 152) == 240
+    assert {"retransmission", "ambiguous"} <= flags_of(res, 152)
+    assert "psn_gap" in flags_of(res, 153) and "retransmission" not in flags_of(res, 153)
+    assert check_exact(truth, res, diff) == []
+    _twin_agrees(res)

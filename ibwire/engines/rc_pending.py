@@ -31,7 +31,8 @@ pending (each is decided at the next request of its half-connection, then droppe
   a timer-long pause, on a network that has shown no delayed copy).
 - A run that stopped short of the front (new data, or nothing for as long as the
   shortest ACK timeout), its packets copies of PSNs whose originals the tap never
-  saw: in doubt (`restart_left`; also at the capture's end, however soon).
+  saw, or new data past two or more PSNs whose resends it would all have lost:
+  in doubt (`restart_left`; also at the capture's end, however soon).
 - Copies (a network copy, a timeout restart taken with doubt amid a run):
   `rc_pending_copies`.
 - A restart at a PSN that no cause proved yet: shown one (`known`) if this request
@@ -54,7 +55,7 @@ from ibwire.engines.rc_shared import (
     _skipping_run, _unskip,
 )
 from ibwire.engines.rc_run_shape import (
-    _costly_skip, _doubt_short_run, _paused_before, _run_paced, _too_soon,
+    COSTLY_SKIP, _costly_skip, _doubt_short_run, _paused_before, _run_paced, _too_soon,
 )
 
 
@@ -371,7 +372,8 @@ def restart_left(hc, cls, upsn, first_tx, ts, flags, episode, high, ep_active, e
                  h, u, d, prev_req):
     """New data, or a PSN not past the run's latest, or any request only after the
     shortest ACK timeout, right after a run that had PSNs left to resend, the tap
-    having seen no original of the PSNs it resent: that run is in doubt."""
+    having seen no original of the PSNs it resent (or new data past PSNs whose
+    resends the run would all have lost before the tap): that run is in doubt."""
     # Go-back-N resends every PSN from the restart on, back to back, before any new
     # one, so either those were lost before the tap, or the run's packets were the
     # originals, delayed past the cause (the requester never got it, or not yet:
@@ -382,7 +384,12 @@ def restart_left(hc, cls, upsn, first_tx, ts, flags, episode, high, ep_active, e
     if prev_req >= 0 and 0 <= rl_s <= prev_req and ep_active[h] and \
             (d >= 0 or u <= upsn[prev_req] or ts[i] - ts[prev_req] >= MIN_ACK_TIMEOUT_NS) and \
             ep_next[h] < high[h]:
-        _doubt_short_run(hc, cls, first_tx, flags, episode, h, rl_s, prev_req)
+        # (New data past two or more PSNs whose originals the tap saw: the run would
+        # have lost all their resends before the tap. Its packets are as much copies
+        # the network held, seen originals or not.)
+        costly = d >= 0 and _originals_in(hc, cls, upsn, first_tx, h, ep_next[h], u,
+                                          i - 1) >= COSTLY_SKIP
+        _doubt_short_run(hc, cls, first_tx, flags, episode, h, rl_s, prev_req, costly)
 
 
 def restart_shown(known, known_next, ep_active, ep_next, h, u, d):

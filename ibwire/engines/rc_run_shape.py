@@ -210,16 +210,19 @@ def _stopped_short(hc, cls, upsn, paylen, ts, byte_gap, h, last, row, t, pace):
 
 
 @njit
-def _doubt_short_run(hc, cls, first_tx, flags, episode, h, s, e):
+def _doubt_short_run(hc, cls, first_tx, flags, episode, h, s, e, costly):
     """Rows s..e, the requests of stream h from a run's start to its latest packet, a
     run that stopped short of the front: when the tap saw no original of any of their
     PSNs before them (each its first copy there, or one after resends only), each
-    may be that original, delayed past the cause's resends: all flagged ambiguous."""
+    may be that original, delayed past the cause's resends: all flagged ambiguous.
+    So are they, seen originals or not, when `costly` (new data came where the run
+    would have had to lose COSTLY_SKIP or more resends before the tap)."""
     if e - s >= SCAN_ROWS:
         return
     for q in range(e, s - 1, -1):
         if hc[q] == h and cls[q] & C_REQUEST:
-            if episode[q] != episode[s] or (first_tx[q] < q and not flags[first_tx[q]] & F_RETX):
+            if episode[q] != episode[s] or (first_tx[q] < q and not flags[first_tx[q]] & F_RETX
+                                            and not costly):
                 return
     for q in range(e, s - 1, -1):
         if hc[q] == h and cls[q] & C_REQUEST:
