@@ -38,3 +38,20 @@ def test_a_late_resend_right_behind_a_first_copy_leaves_both_in_doubt(tmp_path):
     assert {"retransmission", "ambiguous"} <= flags_of(res, 493)
     assert {"retransmission", "ambiguous"} <= flags_of(res, 494)
     assert check_exact(truth, res, diff) == []
+
+
+def test_a_copy_of_new_data_right_after_a_resend_may_be_that_runs_resend(tmp_path):
+    """Extended 2:123. NAK 144's run resends ..fc3 (145) and ..fc4 (148); ..fc5 follows
+    (149, its first copy at the tap, taken for new data right after the run), then new
+    data ..fc6-..fc8, then ..fc5 again (153). 149 was the original and 153 the run's
+    resend, both held by a network that had already delayed a copy on this stream:
+    153 is that resend as much as the network's copy of 149, so it is flagged. Before:
+    a network duplicate, with no doubt."""
+    truth, res, diff = _extended(tmp_path, 2, 123)
+    assert _psn(res, 153) == _psn(res, 149) == _psn(res, 148) + 1
+    assert _psn(res, 150) == _psn(res, 149) + 1 and _psn(res, 152) == _psn(res, 149) + 3
+    assert reordered(truth, 149) and reordered(truth, 153)
+    assert "retransmission" not in flags_of(res, 149)
+    assert {"network_duplicate", "ambiguous"} <= flags_of(res, 153)
+    assert check_exact(truth, res, diff) == []
+

@@ -109,9 +109,10 @@ def network_copy(hc, cls, first_tx, prev_tx, flags, ref, counts, acked, copy_row
     # Right after a first copy at the tap taken for new data, that one right after a
     # resend (as a run going on past the front the tap knew sends it): that first copy
     # may as well be the original, delayed past the restart, and this one the run's
-    # resend (new data either way, so that one stays unflagged).
-    ahead = b2b and prev_tx[i] == first_tx[i] and not flags[prev_tx[i]] & F_RETX and \
-        _after_resend(hc, cls, flags, h, prev_tx[i])
+    # resend (new data either way, so that one stays unflagged). Not only right after
+    # it on a network seen delaying copies: the resend may be held longer.
+    ahead = (b2b or delays[h]) and prev_tx[i] == first_tx[i] and \
+        not flags[prev_tx[i]] & F_RETX and _after_resend(hc, cls, flags, h, prev_tx[i])
     if held or (b2b and (flags[prev_tx[i]] & F_AMBIGUOUS or fill)) or late_pair or doubt_fill or \
             ahead:
         # (Right after a copy taken for a resend with doubt: the two are
