@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rc_helpers import check_exact, compare, flags_of, generate, reordered, sweep_tool, ts_ns
+from rc_helpers import (
+    check_exact,
+    compare,
+    flags_of,
+    generate,
+    reordered,
+    start_of,
+    sweep_tool,
+    ts_ns,
+    wide_draw,
+)
 
 LOW = 0xFFF      # the PSNs' last three hex digits, as the docstrings name them
 
@@ -55,3 +65,16 @@ def test_a_copy_of_new_data_right_after_a_resend_may_be_that_runs_resend(tmp_pat
     assert {"network_duplicate", "ambiguous"} <= flags_of(res, 153)
     assert check_exact(truth, res, diff) == []
 
+
+
+def test_a_copy_past_a_late_resend_may_be_that_runs_next_resend(tmp_path):
+    """Wide 333:342. NAK 1141's run resends ..6f1 (1142) and ..6f3 (1143); NAK 1144's
+    restart follows. 3 us later ..6f2 comes (1150: the first run's resend, held), then
+    ..6f4 (1151), 624 ns after it: the first run's next resend, held as well, or the
+    network's copy of ..6f4's last copy (1148). Flagged. Before: a network duplicate."""
+    truth, res, diff = wide_draw(tmp_path, 333, 342)
+    assert _psn(res, 1150) == _psn(res, 1142) + 1 and _psn(res, 1151) == _psn(res, 1143) + 1
+    assert start_of(res, 1142) == ("nak_seq", 1141) and start_of(res, 1150) == ("nak_seq", 1141)
+    assert ts_ns(res, 1151) - ts_ns(res, 1150) == 624
+    assert {"network_duplicate", "ambiguous"} <= flags_of(res, 1151)
+    assert check_exact(truth, res, diff) == []

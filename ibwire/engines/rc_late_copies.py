@@ -70,9 +70,9 @@ def stale_original(hc, cls, paylen, first_tx, prev_tx, ts, flags, ref, counts, g
                     break
 
 
-def network_copy(hc, cls, first_tx, prev_tx, flags, ref, counts, acked, copy_row, copy_next,
-                 copy_cause, back2back, ep_active, ep_last, ep_cur, rgaps, i, h, c, u, consume, b2b,
-                 held, delays):
+def network_copy(hc, cls, upsn, first_tx, prev_tx, flags, ref, episode, counts, acked, copy_row,
+                 copy_next, copy_cause, back2back, ep_active, ep_last, ep_cur, rgaps, i, h, c, u,
+                 consume, b2b, held, delays, prev_req):
     """A network duplicate, held back for the next request to decide."""
     # The network duplicated it (unless the next request continues it).
     flags[i] |= F_COPY
@@ -113,8 +113,12 @@ def network_copy(hc, cls, first_tx, prev_tx, flags, ref, counts, acked, copy_row
     # it on a network seen delaying copies: the resend may be held longer.
     ahead = (b2b or delays[h]) and prev_tx[i] == first_tx[i] and \
         not flags[prev_tx[i]] & F_RETX and _after_resend(hc, cls, flags, h, prev_tx[i])
+    # Right after a late resend of an earlier run (the network holding that run's
+    # packets), a copy of a later PSN: as much that run's next resend, held as well.
+    after_late = delays[h] and 0 <= prev_req != prev_tx[i] and flags[prev_req] & F_RETX != 0 \
+        and 0 <= episode[prev_req] != ep_cur[h] and u > upsn[prev_req]
     if held or (b2b and (flags[prev_tx[i]] & F_AMBIGUOUS or fill)) or late_pair or doubt_fill or \
-            ahead:
+            ahead or after_late:
         # (Right after a copy taken for a resend with doubt: the two are
         # that resend and a late copy, in either order.)
         flags[i] |= F_AMBIGUOUS
