@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import early_copy_decided, early_copy_noted, ow
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "a9dcb3cf20f4"
+RC_HELPERS_DIGEST = "7c2abb9f97a7"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -372,7 +372,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                      credits, counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u,
                      rnr_u, rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_rs, rd_gap,
                      min_rtt, rnr_row, rnr_first, rnr_req, rr_row, ack_row, ack_u, ep_row,
-                     pos_acked, last_resp, seq_nak, trig, reason, pin, nak_nxt, react, i, h, c, u)
+                     pos_acked, last_resp, seq_nak, trig, reason, pin, nak_nxt, i, h, c, u)
     # At the capture's end: a resume after a late copy, no request since for an ACK
     # timeout (`resume_decided`); a run short of the front, in doubt (`restart_left`).
     for h in range(n_hc):

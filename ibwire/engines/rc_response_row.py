@@ -41,7 +41,7 @@ def response_row(hc, cls, icrc, upsn, syn, msn, ts, rtt, prev_tx, rtt_fb, flags,
                  counts, high, acked, epsn, trig_u, trig_row, trig_kind, cz, nak_u, rnr_u,
                  rnr_doubt, retrying, nak_new, fifo, f_head, f_len, rd_rs, rd_gap, min_rtt,
                  rnr_row, rnr_first, rnr_req, rr_row, ack_row, ack_u, ep_row, pos_acked,
-                 last_resp, seq_nak, trig, reason, pin, nak_nxt, react, i, h, c, u):
+                 last_resp, seq_nak, trig, reason, pin, nak_nxt, i, h, c, u):
     counts[h, K_RESPONSES] += 1
     s = np.int64(syn[i])
     kind = _syn_kind(s)
@@ -100,7 +100,7 @@ def response_row(hc, cls, icrc, upsn, syn, msn, ts, rtt, prev_tx, rtt_fb, flags,
                 ack(hc, cls, upsn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits, counts,
                     acked, epsn, trig_u, trig_row, trig_kind, cz, retrying, fifo, f_head, f_len,
                     rd_gap, min_rtt, ack_row, ack_u, ep_row, trig, reason, pin, seq_nak, nak_nxt,
-                    react, i, h, c, u, s)
+                    i, h, c, u, s)
             elif kind == SYN_RNR or kind == SYN_NAK:
                 if kind == SYN_RNR and trig_kind[h] & T_RNR and cz[h, CZ_RNR, 0] == u and (
                         rnr_req[h] > cz[h, CZ_RNR, 1] or _rnr_waited(cz, syn, ts, h, i)):

@@ -276,7 +276,7 @@ def read_response(hc, cls, icrc, upsn, ts, rtt, prev_tx, rtt_fb, flags, counts, 
 
 def ack(hc, cls, upsn, ts, rtt, prev_tx, rtt_fb, flags, acked_n, credits, counts, acked, epsn,
         trig_u, trig_row, trig_kind, cz, retrying, fifo, f_head, f_len, rd_gap, min_rtt, ack_row,
-        ack_u, ep_row, trig, reason, pin, seq_nak, nak_nxt, react, i, h, c, u, s):
+        ack_u, ep_row, trig, reason, pin, seq_nak, nak_nxt, i, h, c, u, s):
     """An ACK."""
     if c & C_ACK:
         counts[h, K_ACKS] += 1
