@@ -87,9 +87,11 @@ def test_an_rnr_nak_held_30_us_past_an_ack_of_its_psn_is_stale(tmp_path):
     acknowledged up to ..435: the responder's expected PSN never goes back, so it is
     stale and the requester drops it. It is counted as an RNR NAK, but no cause: the
     retry at ..436 10 us after 303 (333) is 303's (before: 318 replaced 303 as the
-    pending RNR cause, and 333 was taken for the sequence NAK's restart). Left: ..445's
+    pending RNR cause, and 333 was taken for the sequence NAK's restart). ..445's
     original held 30 us (498), 20 us after the RNR retry the tap took for new data
-    (491): to the tap a timeout restart, as in the first test here."""
+    (491), is to the tap a timeout restart, as in the first test here; new data right
+    after it, past PSNs whose originals the tap saw, leaves it in doubt (it used to
+    stand as a resend)."""
     path, truth = generate(tmp_path, "rc_clean", 48029, **LONG | {
         "ops": {"write_imm": 1, "send_imm": 1, "send": 1}, "sizes": (1, 2, 8), "loss": 0.02,
         "loss_before_tap": 0.0, "rnr": 0.04, "corrupt": 0.02, "encap": "roce2",
@@ -100,7 +102,8 @@ def test_an_rnr_nak_held_30_us_past_an_ack_of_its_psn_is_stale(tmp_path):
         "ackreq_every": 64, "prop_ns": 20, "udp_sport": "qp", "rq_depth": 4,
         "max_unacked": 16, "bidirectional": True, "fmt": "pcapng"})  # extended draw 77
     res, diff = compare(path, truth)
-    assert check_exact(truth, res, diff) == ["retransmission: extra 498"]
+    assert check_exact(truth, res, diff) == []
+    assert {"retransmission", "ambiguous"} <= flags_of(res, 498)
     assert reordered(truth, 318)
     assert "rnr" in flags_of(res, 318)
     assert {"retransmission", "go_back_n", "rnr_retry"} <= flags_of(res, 333)

@@ -18,10 +18,10 @@ from __future__ import annotations  # noqa: I001 - the rule names below stay com
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_ATOMIC_REQ, C_READ_REQ, F_AMBIGUOUS, F_COPY, F_LATE, F_RETX, GAP_RING, K_COPIES, K_LATE,
-    K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
+    C_ATOMIC_REQ, C_READ_REQ, C_REQUEST, F_AMBIGUOUS, F_COPY, F_LATE, F_RETX, GAP_RING, K_COPIES,
+    K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS,
 )
-from ibwire.engines.rc_shared import _mark, _request_before, _skip_row
+from ibwire.engines.rc_shared import SCAN_ROWS, _mark, _request_before, _skip_row
 
 
 @njit
@@ -30,6 +30,18 @@ def _after_resend(hc, cls, flags, h, f):
     past the front the tap knew: f may be a resend as well, its original unseen)."""
     q = _request_before(hc, cls, h, f)
     return q >= 0 and flags[q] & F_RETX != 0
+
+
+@njit
+def _run_sent_between(hc, cls, upsn, episode, h, r, u):
+    """Whether the tap saw row r's run (its episode) resend every PSN after r's and
+    before u, at rows before r: u is then the next PSN that run had to send."""
+    n = 0
+    for q in range(r - 1, max(r - SCAN_ROWS, -1), -1):
+        if hc[q] == h and cls[q] & C_REQUEST and episode[q] == episode[r] and \
+                upsn[r] < upsn[q] < u:
+            n += 1
+    return n == u - upsn[r] - 1
 
 
 def stale_original(hc, cls, paylen, first_tx, prev_tx, ts, flags, ref, counts, gaps, i, h, c, u,
@@ -114,9 +126,11 @@ def network_copy(hc, cls, upsn, first_tx, prev_tx, flags, ref, episode, counts, 
     ahead = (b2b or delays[h]) and prev_tx[i] == first_tx[i] and \
         not flags[prev_tx[i]] & F_RETX and _after_resend(hc, cls, flags, h, prev_tx[i])
     # Right after a late resend of an earlier run (the network holding that run's
-    # packets), a copy of a later PSN: as much that run's next resend, held as well.
+    # packets), a copy of that run's next PSN (past those the tap saw it resend): as
+    # much that run's next resend, held as well.
     after_late = delays[h] and 0 <= prev_req != prev_tx[i] and flags[prev_req] & F_RETX != 0 \
-        and 0 <= episode[prev_req] != ep_cur[h] and u > upsn[prev_req]
+        and 0 <= episode[prev_req] != ep_cur[h] and u > upsn[prev_req] and \
+        _run_sent_between(hc, cls, upsn, episode, h, prev_req, u)
     if held or (b2b and (flags[prev_tx[i]] & F_AMBIGUOUS or fill)) or late_pair or doubt_fill or \
             ahead or after_late:
         # (Right after a copy taken for a resend with doubt: the two are
