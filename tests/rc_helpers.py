@@ -160,11 +160,21 @@ def sweep_tool() -> ModuleType:
     return load_tool("rc_sweep")
 
 
-def wide_draw(tmp: Path, master: int, n: int
-              ) -> tuple[dict[str, Any], RcResult, dict[str, tuple[set[int], set[int]]]]:
+Drawn = tuple[dict[str, Any], RcResult, dict[str, tuple[set[int], set[int]]]]
+
+
+def wide_draw(tmp: Path, master: int, n: int) -> Drawn:
     """Draw n of the sweep tool's wide master `master`, analysed: (truth, result,
     differences)."""
-    seed, params = sweep_tool().draw_params(master, n)
+    return _analysed(tmp, *sweep_tool().draw_params(master, n))
+
+
+def extended_draw(tmp: Path, master: int, n: int) -> Drawn:
+    """Draw n of the sweep tool's extended master `master`, analysed."""
+    return _analysed(tmp, *sweep_tool().extended_params(master, n))
+
+
+def _analysed(tmp: Path, seed: int, params: dict[str, Any]) -> Drawn:
     path, truth = generate(tmp, "rc_clean", seed, **params)
     res, diff = compare(path, truth)
     return truth, res, diff

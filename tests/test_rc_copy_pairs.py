@@ -7,19 +7,7 @@ of the sweep tool (`tools/rc_sweep.py`) where it picked wrong before
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from rc_helpers import (
-    check_exact,
-    compare,
-    flags_of,
-    generate,
-    reordered,
-    start_of,
-    sweep_tool,
-    ts_ns,
-    wide_draw,
-)
+from rc_helpers import check_exact, extended_draw, flags_of, reordered, start_of, ts_ns, wide_draw
 
 LOW = 0xFFF      # the PSNs' last three hex digits, as the docstrings name them
 
@@ -28,20 +16,13 @@ def _psn(res, frame: int) -> int:
     return int(res.cols["infiniband.bth.psn"][frame - 1]) & LOW
 
 
-def _extended(tmp: Path, master: int, n: int):
-    seed, kw = sweep_tool().extended_params(master, n)
-    path, truth = generate(tmp, "rc_clean", seed, **kw)
-    res, diff = compare(path, truth)
-    return truth, res, diff
-
-
 def test_a_late_resend_right_behind_a_first_copy_leaves_both_in_doubt(tmp_path):
     """Extended 2:62. NAK 468's run resends up to ..743 (490); ..745 comes 282 ns later
     (493, the tap's first copy of it: a resend with ..744 lost before the tap, or the
     original, held), then ..745 again 168 ns later (494), taken for an earlier run's
     resend, late. Here 493 is the original, held 3 us, and 494 the run's: the pair
     reads either way, so both are flagged. Before: 493 stood as a resend."""
-    truth, res, diff = _extended(tmp_path, 2, 62)
+    truth, res, diff = extended_draw(tmp_path, 2, 62)
     assert _psn(res, 493) == _psn(res, 494) == _psn(res, 490) + 2
     assert ts_ns(res, 494) - ts_ns(res, 493) == 168
     assert reordered(truth, 493)
@@ -57,7 +38,7 @@ def test_a_copy_of_new_data_right_after_a_resend_may_be_that_runs_resend(tmp_pat
     resend, both held by a network that had already delayed a copy on this stream:
     153 is that resend as much as the network's copy of 149, so it is flagged. Before:
     a network duplicate, with no doubt."""
-    truth, res, diff = _extended(tmp_path, 2, 123)
+    truth, res, diff = extended_draw(tmp_path, 2, 123)
     assert _psn(res, 153) == _psn(res, 149) == _psn(res, 148) + 1
     assert _psn(res, 150) == _psn(res, 149) + 1 and _psn(res, 152) == _psn(res, 149) + 3
     assert reordered(truth, 149) and reordered(truth, 153)

@@ -16,12 +16,10 @@ from __future__ import annotations
 import numpy as np
 from rc_helpers import (
     check_exact,
-    compare,
     episode_diff,
+    extended_draw,
     flags_of,
-    generate,
     start_of,
-    sweep_tool,
     ts_ns,
     wide_draw,
 )
@@ -128,9 +126,7 @@ def test_a_sequence_nak_restarts_a_stopped_run_past_its_first_resends_lost(tmp_p
     restart, its first resend missing, as a restart at the NAK's PSN would be. Before:
     10962 went on with the timer's run, skipping ..30a (70 resends given the wrong
     cause)."""
-    seed, kw = sweep_tool().extended_params(23, 82)
-    path, truth = generate(tmp_path, "rc_clean", seed, **kw)
-    res, _ = compare(path, truth)
+    truth, res, _ = extended_draw(tmp_path, 23, 82)
     assert start_of(res, 10958) == ("timeout", None)
     assert "out_of_sequence" in flags_of(res, 10960) and res.episode[10960 - 1] == -1
     assert _psn(res, 10961) == _psn(res, 10958) + 1 == _psn(res, 10962) - 1
@@ -148,9 +144,7 @@ def test_new_data_past_many_seen_originals_leaves_the_run_before_it_in_doubt(tmp
     data (153, ..f99). Read as a timer's restart, the run would have lost the resends
     of the 11 PSNs ..f8e-..f98 before the tap, originals the tap saw; 152 is the
     original, held 20 us (130 was the resend). Before: a timeout restart, no doubt."""
-    seed, kw = sweep_tool().extended_params(2, 174)
-    path, truth = generate(tmp_path, "rc_clean", seed, **kw)
-    res, diff = compare(path, truth)
+    truth, res, diff = extended_draw(tmp_path, 2, 174)
     assert _psn(res, 152) == _psn(res, 130) == _psn(res, 136)
     assert _psn(res, 153) == _psn(res, 151) + 2 == _psn(res, 152) + 12
     assert ts_ns(res, 153) - ts_ns(res, 152) == 240
