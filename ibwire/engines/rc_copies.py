@@ -116,12 +116,12 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
                                         not _rnr_over(syn, ts, rnr_row[h], ep_row[h])))
     # (Not inside the PSNs of the run's latest resend, a READ: re-requested part-way,
     # a new restart.)
-    # (Nor the run's next PSN to resend (none acknowledged yet), or one past it, after
-    # a late copy past the run and then a sequence NAK naming that PSN, when the run had
+    # (Nor the run's next PSN to resend (none acknowledged yet), or one past it, after a
+    # late copy past the run and then a sequence NAK naming that PSN, when the run had
     # stopped short before that NAK came (the packets past it held copies): that NAK's
-    # restart, past it with its first resends lost before the tap. Not sooner after
-    # the NAK than a quarter of the fastest of three or more reactions to one the
-    # requester has shown, as in `rc_pending.jump_decided`.)
+    # restart (past it, its first resends lost before the tap). Not sooner after the
+    # NAK than a quarter of the fastest of three or more reactions the requester has
+    # shown, as in `rc_pending.jump_decided`.)
     nak_resume = trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 1] > prev_req >= 0 and \
         flags[prev_req] & F_LATE != 0 and upsn[prev_req] > u and not (
             react[h, 1] >= 3 and 4 * (ts[i] - ts[cz[h, CZ_NAK, 1]]) < react[h, 0]) and \
@@ -391,9 +391,8 @@ def late_resend(paylen, first_tx, prev_tx, flags, ref, episode, msg, counts, lr_
         flags[i] |= F_AMBIGUOUS
         x = prev_tx[i]
         if b2b and x == first_tx[x] and flags[x] & F_RETX:
-            # Right behind the tap's first copy of its PSN, taken for a resend: that
-            # one may as well be the original, delayed, and this the resend (as for
-            # a network copy, `rc_late_copies.network_copy`).
+            # Right behind the tap's first copy of its PSN, taken for a resend: that one
+            # may be the original, delayed, and this the resend (as `network_copy`).
             flags[x] |= F_AMBIGUOUS
     if first_tx[i] < i:     # (the first copy at the tap repeats none the tap saw)
         ref[i] = first_tx[i]

@@ -384,9 +384,6 @@ def restart_left(hc, cls, upsn, first_tx, ts, flags, episode, high, ep_active, e
     if prev_req >= 0 and 0 <= rl_s <= prev_req and ep_active[h] and \
             (d >= 0 or u <= upsn[prev_req] or ts[i] - ts[prev_req] >= MIN_ACK_TIMEOUT_NS) and \
             ep_next[h] < high[h]:
-        # (New data past two or more PSNs whose originals the tap saw: the run would
-        # have lost all their resends before the tap. Its packets are as much copies
-        # the network held, seen originals or not.)
         costly = d >= 0 and _originals_in(hc, cls, upsn, first_tx, h, ep_next[h], u,
                                           i - 1) >= COSTLY_SKIP
         _doubt_short_run(hc, cls, first_tx, flags, episode, h, rl_s, prev_req, costly)
