@@ -7,7 +7,7 @@ with doubt; each capture equals the tap's-eye truth."""
 
 from __future__ import annotations
 
-from rc_helpers import exact, flags_of, reordered
+from rc_helpers import check_exact, exact, flags_of, reordered, ts_ns, wide_draw
 
 SMALL_READS = dict(ops={"read": 1}, rnr=0.04, encap="roce2", credits="count", cm=True,
                    reorder=0.03, messages=20)
@@ -98,3 +98,19 @@ def test_a_later_copy_after_a_doubtful_hole_fill_is_in_doubt_too(tmp_path):
                        **BIG_WRITES)
     assert reordered(truth, 142) and not reordered(truth, 148)
     assert "ambiguous" in flags_of(res, 142) and "ambiguous" in flags_of(res, 148)
+
+
+def test_a_run_going_on_in_order_after_a_jump_in_doubt_is_in_doubt_too(tmp_path):
+    """Wide 351:329. ..ed0 and ..ed1 (124, 125) come after ACKs covering up to ..ed9:
+    taken for a run whose start stays in doubt. The run then jumps to ..ed9 (128), in
+    doubt as much as its start, and ..eda (129) follows it in order 26 ns later. A
+    burst the network held keeps its order as a run does, so 129 is flagged too:
+    here all four are originals, held 3 us. (Before: 129 a resend, sure.)"""
+    truth, res, diff = wide_draw(tmp_path, 351, 329)
+    psn = res.cols["infiniband.bth.psn"]
+    assert int(psn[128]) == int(psn[127]) + 1 == int(psn[124]) + 9
+    assert ts_ns(res, 129) - ts_ns(res, 128) == 26
+    assert all(reordered(truth, f) for f in (124, 125, 128, 129))
+    assert "ambiguous" in flags_of(res, 128)
+    assert {"retransmission", "ambiguous"} <= flags_of(res, 129)
+    assert check_exact(truth, res, diff) == []

@@ -38,6 +38,7 @@ from ibwire.engines.rc_shared import (
     _skipped_by_run, _skipping_run,
 )
 from ibwire.engines.rc_responses import _covered_since
+from ibwire.engines.rc_run_shape import _jumped
 from ibwire.engines.rc_unseen import (
     _drop_answered, _later_hole, _pin_restart, _timer_answered, _unheard_acks, _unseen_implied,
 )
@@ -104,8 +105,7 @@ def _cause_episode(r, h, u, n_ep, counts, paylen, reason, episode, trig, ep_cur,
     if (j == CZ_NAK or j == CZ_RNR) and cz[h, j, 0] == upsn[r]:
         _drop_answered(fifo, f_head, f_len, h, upsn[r])
     if j == CZ_IMPLIED and cz[h, j, 0] < upsn[r] and cls[r] & (C_READ_REQ | C_ATOMIC_REQ):
-        # A READ past the implied NAK's hole whose own hole the tap saw shown: its
-        # cause, as in `episode_start`.
+        # A READ past the implied NAK's hole whose own hole the tap saw shown: its cause.
         t = _unseen_implied(hc, cls, upsn, syn, icrc, ts, flags, counts, pin, reason, trig, r, h,
                             upsn[r])
         if t >= 0:
@@ -146,9 +146,9 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
         amb_run[h, 5] = rgap_at[h]
         amb_run[h, 6] = ep_row[h]
         amb_run[h, AMB_PIN:] = pin[h]   # (the hold before this restart's own)
-        # The run in progress is cut short: the PSNs it had still to resend either
-        # went unseen (lost before the tap, or delayed: then one comes later as
-        # that run's resend) or were never sent (the requester restarted first).
+        # The run in progress is cut short: the PSNs it had still to resend went unseen
+        # (lost before the tap, or delayed: then one comes later as that run's resend)
+        # or were never sent (the requester restarted first).
         _skipped_by_run(h, ep_next[h], ep_end[h], ep_cur[h], i, rgaps, rgap_at, 1)
     flags[i] |= F_EPISODE
     ep_cur[h] = n_ep
@@ -159,8 +159,7 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
     if rnr_early:
         k &= ~T_RNR
     _kept_at(cz, trig_u, trig_row, trig_kind, nak_nxt, react, ts, min_gap, run_gap, h, i, u, k)
-    # The cause this restart answers (none: a timeout, or an implied NAK the tap
-    # could not see).
+    # The cause this restart answers (none: a timeout, or an implied NAK unseen).
     _earlier_hole(cz, trig_u, trig_row, trig_kind, h, u)
     cz_j = _pick_cause(cz, k, h, u, ts, syn, i)
     if ep_active[h] and u > ep_last[h] and k & T_RNR and _rnr_waited(cz, syn, ts, h, i):
@@ -215,22 +214,20 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
     if k & T_RNR:
         counts[h, K_RNR_RETRIES] += 1
         if u > rnr_u[h]:
-            # The retry run after the RNR wait, its first packet
-            # (the refused PSN) missing at the tap: lost before it,
-            # or delayed (then it comes as this run's late resend).
+            # The retry run after the RNR wait, its first packet (the refused PSN)
+            # missing at the tap: lost before it, or delayed (then a late resend).
             rnr_late[h, 0] = rnr_u[h]
             rnr_late[h, 1] = i
             rnr_u[h] = -1
-    # Every run restarting for a sequence NAK, an implied NAK or a
-    # timeout is a go-back-N; an RNR retry is one only when it also
-    # answers the first sequence NAK since forward progress.
+    # Every run restarting for a sequence NAK, an implied NAK or a timeout is a
+    # go-back-N; an RNR retry only when it answers the first NAK since progress.
     if reason[i] != REASON_RNR or nak_new[h]:
         counts[h, K_GBN] += 1
     if k & (T_NAK | T_RNR) and u == cz[h, cz_j, 0] and u > known[h, 0]:
-        # A restart at the PSN a NAK or RNR NAK named: the requester
-        # got it, with its implicit ACK of every PSN before. (If an earlier
-        # run skipped this PSN, it may be that run's resend, late, and the NAK
-        # lost after the tap: shown only when the next request continues it.)
+        # A restart at the PSN a NAK or RNR NAK named: the requester got it, with its
+        # implicit ACK of every PSN before. (If an earlier run skipped this PSN, it may
+        # be that run's resend, late, and the NAK lost after the tap: shown only when
+        # the next request continues it.)
         if _skipping_run(rgaps, h, u, -1, -1) < 0:
             known[h, 0] = u
         else:
@@ -251,8 +248,7 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
             _skipped_by_run(h, named, u, ep_cur[h], i, rgaps, rgap_at, SKIP_DOUBT)
     else:
         if 0 <= named < u:
-            # The restart for the cause began at its PSN: the run
-            # skipped the PSNs up to this one.
+            # The restart for the cause began at its PSN: the run skipped those to u.
             _skipped_by_run(h, named, u, ep_cur[h], i, rgaps, rgap_at, SKIP_SURE)
         nak_new[h] = False
         trig_u[h] = -1
@@ -275,8 +271,8 @@ def episode_start(hc, cls, upsn, syn, icrc, ts, prev_tx, flags, trig, reason, co
 def run_step(hc, cls, upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, nak_u, rnr_u,
              rnr_row, rnr_first, rnr_doubt, ep_last, ep_cur, ep_next, soon, soon_rows, ep_amb,
              ep_row, delays, back2back, rgaps, cz, trig_u, trig_row, trig_kind, acked, fifo, f_head,
-             f_len, trig, reason, pin, rr_row, min_gap, run_gap, i, h, c, u, consume, seen, b2b,
-             prev_req):
+             f_len, trig, reason, pin, rr_row, min_gap, run_gap, dmalen, pmtu, i, h, c, u, consume,
+             seen, b2b, prev_req):
     """Any resend: an RNR retry, a copy lost after the tap, the doubt on the run's start."""
     # An RNR NAK refused it: not lost; its retry once the timer ran out (a run
     # passing the refused PSN before then was sent before the RNR NAK arrived).
@@ -382,6 +378,12 @@ def run_step(hc, cls, upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, 
                         min_gap, run_gap, h, ep_row[h])
         _covered_since(upsn, flags, cz, trig_kind, acked, fifo, f_head, f_len, ep_row, trig,
                        reason, pin, h)
+    elif u == ep_next[h] and flags[ep_row[h]] & F_AMBIGUOUS and episode[ep_row[h]] == ep_cur[h] \
+            and 0 <= prev_req and flags[prev_req] & F_AMBIGUOUS and \
+            _jumped(hc, cls, upsn, dmalen, pmtu, episode, h, prev_req):
+        # In order right behind such a jump: as much a late copy (a held burst keeps
+        # its order, as a run does).
+        flags[i] |= F_AMBIGUOUS
     elif u != ep_next[h] and flags[ep_row[h]] & F_AMBIGUOUS and episode[ep_row[h]] == ep_cur[h]:
         # Another jump of a run whose start stays in doubt: it continues nothing in
         # order, so it is as much a late copy as that start (or the jump before).

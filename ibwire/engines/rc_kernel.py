@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import early_copy_decided, early_copy_noted, ow
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "9c8c1e181fca"
+RC_HELPERS_DIGEST = "05bc78f75b4b"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -349,7 +349,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                              nak_u, rnr_u, rnr_row, rnr_first, rnr_doubt, ep_last, ep_cur, ep_next,
                              soon, soon_rows, ep_amb, ep_row, delays, back2back, rgaps, cz, trig_u,
                              trig_row, trig_kind, acked, fifo, f_head, f_len, trig, reason, pin,
-                             rr_row, min_gap, run_gap, i, h, c, u, consume, seen, b2b, prev_req)
+                             rr_row, min_gap, run_gap, dmalen, pmtu, i, h, c, u, consume, seen, b2b,
+                             prev_req)
                 else:
                     late_original(flags, counts, late_row, late_next, late_cause, i, h, u,
                                   consume)

@@ -24,7 +24,7 @@ every PSN from its restart on, back to back, before any new one.
 - A resend past the run's next PSN (`run_jump`, a rule function: a block of
   `rc_kernel._pass`'s loop, see `rc_build`) means the PSNs between were lost before
   the tap (remembered, for a late copy; unless the next request shows it a late
-  copy amid the run, `rc_pending`).
+  copy amid the run, `rc_pending`); `_jumped` tells such a jump afterwards.
 """
 
 from __future__ import annotations  # noqa: I001 - the rule names below stay compact
@@ -33,8 +33,8 @@ import numpy as np
 from numba import njit
 
 from ibwire.analysis.rc_rules import (
-    C_REQUEST, F_AMBIGUOUS, F_COPY, F_EPISODE, F_GAP, F_LATE, F_RETX, GAP_RING, K_COPIES,
-    K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_TIMEOUT,
+    C_READ_REQ, C_REQUEST, F_AMBIGUOUS, F_COPY, F_EPISODE, F_GAP, F_LATE, F_RETX, GAP_RING,
+    K_COPIES, K_LATE, K_LOST_BEFORE, K_RETX, K_RETX_BYTES, MIN_ACK_TIMEOUT_NS, REASON_TIMEOUT,
 )
 from ibwire.engines.rc_shared import (
     SCAN_ROWS, _named_at, _originals_in, _port_pace, _request_before,
@@ -370,3 +370,14 @@ def early_copy_decided(upsn, paylen, first_tx, prev_tx, ts, flags, ref, episode,
             counts[h, K_RETX_BYTES] -= paylen[r]
             ep_last[h] = early_copy[h, 1]
             ep_next[h] = early_copy[h, 2]
+
+
+@njit
+def _jumped(hc, cls, upsn, dmalen, pmtu, episode, h, r):
+    """Whether request row r went past the PSN after the request before it in its
+    stream, both of one run (a run's jump: no packet of that run in between)."""
+    q = _request_before(hc, cls, h, r)
+    if q < 0 or episode[q] != episode[r]:
+        return False
+    n = (dmalen[q] + pmtu[h] - 1) // pmtu[h] if cls[q] & C_READ_REQ and dmalen[q] > 0 else 1
+    return upsn[r] != upsn[q] + n
