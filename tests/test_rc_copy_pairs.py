@@ -59,3 +59,16 @@ def test_a_copy_past_a_late_resend_may_be_that_runs_next_resend(tmp_path):
     assert ts_ns(res, 1151) - ts_ns(res, 1150) == 624
     assert {"network_duplicate", "ambiguous"} <= flags_of(res, 1151)
     assert check_exact(truth, res, diff) == []
+
+
+def test_two_copies_in_one_nanosecond_leave_both_in_doubt(tmp_path):
+    """Extended 26:9. NAK 8461's run resends ..4a1-..4a3 (8465-8468); ..4a4 passes the
+    tap twice in the same nanosecond (8469, 8470): a copy held since before the NAK
+    and the run's resend, in an order the tap's clock cannot give. Both flagged.
+    (Before: 8469 a resend, 8470 the network's duplicate of it.)"""
+    truth, res, diff = extended_draw(tmp_path, 26, 9)
+    assert _psn(res, 8469) == _psn(res, 8470) == _psn(res, 8468) + 1
+    assert ts_ns(res, 8469) == ts_ns(res, 8470)
+    assert reordered(truth, 8469) and not reordered(truth, 8470)
+    assert "ambiguous" in flags_of(res, 8469) and "ambiguous" in flags_of(res, 8470)
+    assert check_exact(truth, res, diff) == []

@@ -74,7 +74,7 @@ from ibwire.engines.rc_run_shape import early_copy_decided, early_copy_noted, ow
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "05bc78f75b4b"
+RC_HELPERS_DIGEST = "15bccaf4f335"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -320,7 +320,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
                     network_copy(hc, cls, upsn, first_tx, prev_tx, flags, ref, episode, counts,
                                  acked, copy_row, copy_next, copy_cause, back2back, ep_active,
                                  ep_last, ep_cur, rgaps, i, h, c, u, consume, b2b, held, delays,
-                                 prev_req)
+                                 prev_req, ts)
                 elif held:
                     held_original(flags, counts, late_row, late_next, late_cause, i, h, u, consume)
                 elif seen or cause or ep_active[h] or not in_gap or (

@@ -84,7 +84,7 @@ def stale_original(hc, cls, paylen, first_tx, prev_tx, ts, flags, ref, counts, g
 
 def network_copy(hc, cls, upsn, first_tx, prev_tx, flags, ref, episode, counts, acked, copy_row,
                  copy_next, copy_cause, back2back, ep_active, ep_last, ep_cur, rgaps, i, h, c, u,
-                 consume, b2b, held, delays, prev_req):
+                 consume, b2b, held, delays, prev_req, ts):
     """A network duplicate, held back for the next request to decide."""
     # The network duplicated it (unless the next request continues it).
     flags[i] |= F_COPY
@@ -131,12 +131,15 @@ def network_copy(hc, cls, upsn, first_tx, prev_tx, flags, ref, episode, counts, 
     after_late = delays[h] and 0 <= prev_req != prev_tx[i] and flags[prev_req] & F_RETX != 0 \
         and 0 <= episode[prev_req] != ep_cur[h] and u > upsn[prev_req] and \
         _run_sent_between(hc, cls, upsn, episode, h, prev_req, u)
+    # Right behind a copy taken for a resend, in the same nanosecond: the tap's clock
+    # cannot order the two, and either may be that resend (as `rc_copies.skipped_resend`).
+    tied = b2b and flags[prev_tx[i]] & F_RETX != 0 and ts[i] == ts[prev_tx[i]]
     if held or (b2b and (flags[prev_tx[i]] & F_AMBIGUOUS or fill)) or late_pair or doubt_fill or \
-            ahead or after_late:
+            ahead or after_late or tied:
         # (Right after a copy taken for a resend with doubt: the two are
         # that resend and a late copy, in either order.)
         flags[i] |= F_AMBIGUOUS
-        if fill or late_pair:
+        if fill or late_pair or tied:
             flags[prev_tx[i]] |= F_AMBIGUOUS
 
 
