@@ -115,13 +115,11 @@ def classify(upsn, syn, first_tx, prev_tx, ts, acked, trig, trig_u, trig_row, tr
         rnr_row[h] > ep_row[h] >= 0 or (u == rnr_u[h] and ep_row[h] > rnr_row[h] >= 0 and
                                         not _rnr_over(syn, ts, rnr_row[h], ep_row[h])))
     # (Not inside the PSNs of the run's latest resend, a READ: re-requested part-way,
-    # a new restart.)
-    # (Nor the run's next PSN to resend (none acknowledged yet), or one past it, after a
-    # late copy past the run and then a sequence NAK naming that PSN, when the run had
-    # stopped short before that NAK came (the packets past it held copies): that NAK's
-    # restart (past it, its first resends lost before the tap). Not sooner after the
-    # NAK than a quarter of the fastest of three or more reactions the requester has
-    # shown, as in `rc_pending.jump_decided`.)
+    # a new restart. Nor the run's next PSN (none acknowledged yet) or one past it (its
+    # first resends lost before the tap), after a late copy past the run and then a
+    # sequence NAK naming that PSN, the run stopped short before that NAK (the packets
+    # past it held copies): that NAK's restart; not sooner after the NAK than a quarter
+    # of the requester's fastest of three or more reactions, as `rc_pending.jump_decided`.)
     nak_resume = trig_kind[h] & T_NAK != 0 and cz[h, CZ_NAK, 1] > prev_req >= 0 and \
         flags[prev_req] & F_LATE != 0 and upsn[prev_req] > u and not (
             react[h, 1] >= 3 and 4 * (ts[i] - ts[cz[h, CZ_NAK, 1]]) < react[h, 0]) and \

@@ -274,10 +274,10 @@ def run_step(hc, cls, upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, 
              f_len, trig, reason, pin, rr_row, min_gap, run_gap, dmalen, pmtu, i, h, c, u, consume,
              seen, b2b, prev_req):
     """Any resend: an RNR retry, a copy lost after the tap, the doubt on the run's start."""
-    # An RNR NAK refused it: not lost; its retry once the timer ran out (a run
-    # passing the refused PSN before then was sent before the RNR NAK arrived).
-    # (Or from the first RNR NAK refusing that PSN: a later one may have been lost
-    # after the tap, and a resend sooner than its timer shows it was.)
+    # An RNR NAK refused it: not lost; its retry once the timer ran out (a run passing
+    # the refused PSN before then was sent before the RNR NAK arrived). (Or from the
+    # first RNR NAK refusing that PSN: a later one may have been lost after the tap,
+    # and a resend sooner than its timer shows it was.)
     refused = u == rnr_u[h] and (_rnr_over(syn, ts, rnr_row[h], i) or
                                  _rnr_over(syn, ts, rnr_first[h], i))
     if refused:
@@ -285,9 +285,9 @@ def run_step(hc, cls, upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, 
             cz, trig_kind, upsn, syn, ts, prev_tx, rnr_row, ep_row, h, i, u) else 0)
         rnr_u[h] = -1
     if seen and u == nak_u[h] and not refused:
-        # The responder asked again for a PSN the capture saw: the copy
-        # before this one never reached it (or arrived damaged). (Unless a run
-        # since skipped it: that resend was lost before the tap, counted so.)
+        # The responder asked again for a PSN the capture saw: the copy before this one
+        # never reached it (or arrived damaged), unless a run since skipped it (that
+        # resend was lost before the tap, counted so).
         p = prev_tx[i]
         skipped = False
         for g in range(GAP_RING):
@@ -340,15 +340,14 @@ def run_step(hc, cls, upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, 
     elif ep_amb[h] and (delays[h] or back2back[h]):
         flags[i] |= F_AMBIGUOUS     # continues a run that may not be one
     elif ep_amb[h] and u != ep_next[h]:
-        # A jump past the PSN after it: no in-order run settles it (this
-        # may continue an earlier run), so the start stays flagged, and so
-        # does this copy (the run's, or a late copy like its start).
+        # A jump past the PSN after it: no in-order run settles it (this may continue
+        # an earlier run): the start stays flagged, and so does this copy (the run's, or
+        # a late copy like its start).
         flags[i] |= F_AMBIGUOUS
         ep_amb[h] = False
     elif ep_amb[h] and ts[i] - ts[ep_row[h]] >= MIN_ACK_TIMEOUT_NS:
         # Only after a pause as long as the shortest ACK timeout: a run may pause so
-        # (rxe's do), or a timer restarted here after a late copy; the start stays
-        # in doubt.
+        # (rxe's do), or a timer restarted here after a late copy; the start stays in doubt.
         ep_amb[h] = False
     elif ep_amb[h] and _named_at(cz, trig_kind, h, ep_last[h] + 1, u, False, -1):
         # Continued in order, but at a PSN a pending cause names (or past one inside
@@ -362,15 +361,15 @@ def run_step(hc, cls, upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, 
     elif ep_amb[h] and c & (C_READ_REQ | C_ATOMIC_REQ) and rr_row[h] > prev_req and \
             upsn[rr_row[h]] > u and trig[ep_row[h]] < 0:
         # Continued in order, but a READ response past it came since the run's last
-        # packet: were this one's response lost after the tap, that is an implied
-        # NAK naming it, whose restart sends it just so. The start stays in doubt.
+        # packet: were this one's response lost after the tap, that is an implied NAK
+        # naming it, whose restart sends it just so. The start stays in doubt.
         # (Not when the start answers a cause the tap saw: were the start a late copy,
         # that cause's restart, at its own PSN below this one, would still be owed.)
         ep_amb[h] = False
     elif ep_amb[h]:
-        # Continued in order: the network does not make runs (and this one has
-        # not been seen delaying copies), so it was one (unless it repeated the
-        # request before it: a run continuing past a duplicate).
+        # Continued in order: the network does not make runs (and this one has not
+        # been seen delaying copies), so it was one (unless it repeated the request
+        # before it: a run continuing past a duplicate).
         flags[ep_row[h]] &= ~F_AMBIGUOUS
         ep_amb[h] = False
         # (Its cause stayed pending while it was in doubt, `episode_start`.)
@@ -381,8 +380,8 @@ def run_step(hc, cls, upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, 
     elif u == ep_next[h] and flags[ep_row[h]] & F_AMBIGUOUS and episode[ep_row[h]] == ep_cur[h] \
             and 0 <= prev_req and flags[prev_req] & F_AMBIGUOUS and \
             _jumped(hc, cls, upsn, dmalen, pmtu, episode, h, prev_req):
-        # In order right behind such a jump: as much a late copy (a held burst keeps
-        # its order, as a run does).
+        # In order right behind a jump of a run whose start stays in doubt (below): as
+        # much a late copy (a held burst keeps its order, as a run does).
         flags[i] |= F_AMBIGUOUS
     elif u != ep_next[h] and flags[ep_row[h]] & F_AMBIGUOUS and episode[ep_row[h]] == ep_cur[h]:
         # Another jump of a run whose start stays in doubt: it continues nothing in
@@ -390,9 +389,8 @@ def run_step(hc, cls, upsn, syn, first_tx, prev_tx, ts, flags, episode, counts, 
         flags[i] |= F_AMBIGUOUS
     if not flags[i] & F_EPISODE and flags[ep_row[h]] & F_AMBIGUOUS and 0 <= prev_req and \
             episode[prev_req] != ep_cur[h] and (first_tx[i] == i or flags[first_tx[i]] & F_RETX):
-        # After another request, its start in doubt: go-back-N sends a run's resends
-        # back to back, so this, no original of its PSN seen before, is as much that
-        # original, delayed, as the start is.
+        # After another request, its start in doubt: a run's resends go back to back, so
+        # this, no original of its PSN seen before, is as much that original, delayed.
         flags[i] |= F_AMBIGUOUS
     if refused and rnr_doubt[h]:
         flags[i] |= F_AMBIGUOUS     # or a later resend, its retry lost before the tap

@@ -70,11 +70,13 @@ from ibwire.engines.rc_requests import (
     nak_reached, new_request, rnr_wait_over, uc_request, unseen_read, unseen_retry,
 )
 from ibwire.engines.rc_response_row import response_row
-from ibwire.engines.rc_run_shape import early_copy_decided, early_copy_noted, own_pace, run_jump
+from ibwire.engines.rc_run_shape import (
+    _psns_taken, early_copy_decided, early_copy_noted, own_pace, run_jump,
+)
 
 # The sources Numba compiles into `rc_pass` from other modules: sha256, 12 hex digits
 # (`rc_build.helpers_digest(_pass)`; tests/test_rc_kernel_cache.py prints the new one).
-RC_HELPERS_DIGEST = "15bccaf4f335"
+RC_HELPERS_DIGEST = "f7b31cdef402"
 
 
 def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu, start_u, ts, rtt,
@@ -104,9 +106,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     # recent holes: [lo, hi), the row that jumped past them (originals sent before it)
     gaps = np.full((n_hc, GAP_RING, 3), -1, dtype=np.int64)
     gap_at = np.zeros(n_hc, dtype=np.int64)
-    # PSNs a resend run skipped: lo, hi, episode, first one no ACK had covered (lost),
-    # how sure the skip is (`rc_shared.SKIP_*`), and the row that found
-    # the skip (only the first copy after it is late rather than lost)
+    # PSNs a resend run skipped: lo, hi, episode, first one no ACK had covered (lost), how
+    # sure (`rc_shared.SKIP_*`), the row that found it (only the next copy is late, not lost)
     rgaps = np.full((n_hc, GAP_RING, 6), -1, dtype=np.int64)
     rgap_at = np.zeros(n_hc, dtype=np.int64)
     msg_no = np.zeros(n_hc, dtype=np.int32)
@@ -177,9 +178,8 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
     head = np.full(n_hc, -1, dtype=np.int64)       # first request row
     back2back = np.zeros(n_hc, dtype=np.bool_)     # ... the ambiguous start repeats it
     ack_u = np.zeros(n_hc, dtype=np.int64)
-    # A timeout restart taken with doubt amid a run: its row and the run it cut short
-    # (episode, last and next PSN, end, skip ring position, start row), and the
-    # READ hold (`pin`) as it was before it.
+    # A timeout restart taken with doubt amid a run: its row, the run it cut short (episode,
+    # last and next PSN, end, skip ring position, start row), the READ hold (`pin`) before.
     amb_run = np.full((n_hc, AMB_PIN + 4), -1, dtype=np.int64)
     # A READ or atomic a restart resent (the requester's oldest unacknowledged PSN
     # until its own response comes): its PSN (-1 once answered), the restart's row,
@@ -216,9 +216,7 @@ def _pass(hc, cls, upsn, syn, msn, dmalen, paylen, icrc, first_tx, prev_tx, pmtu
             last_resp[h] = -1
             if u == seq_nak[h]:
                 seq_nak[h] = -1
-            consume = np.int64(1)
-            if c & C_READ_REQ and dmalen[i] > 0:
-                consume = (dmalen[i] + pmtu[h] - 1) // pmtu[h]
+            consume = _psns_taken(cls, dmalen, pmtu, h, i)
             d = u - high[h]
             if c & C_UC:
                 uc_request(first_tx, flags, msg, gap, counts, high, msg_no, i, h, c, u, d, consume)

@@ -372,6 +372,15 @@ def early_copy_decided(upsn, paylen, first_tx, prev_tx, ts, flags, ref, episode,
             ep_next[h] = early_copy[h, 2]
 
 
+@njit(inline="always")
+def _psns_taken(cls, dmalen, pmtu, h, r):
+    """How many PSNs request row r takes: a READ one per PMTU of its length, any
+    other request one."""
+    if cls[r] & C_READ_REQ and dmalen[r] > 0:
+        return (dmalen[r] + pmtu[h] - 1) // pmtu[h]
+    return np.int64(1)
+
+
 @njit
 def _jumped(hc, cls, upsn, dmalen, pmtu, episode, h, r):
     """Whether request row r went past the PSN after the request before it in its
@@ -379,5 +388,4 @@ def _jumped(hc, cls, upsn, dmalen, pmtu, episode, h, r):
     q = _request_before(hc, cls, h, r)
     if q < 0 or episode[q] != episode[r]:
         return False
-    n = (dmalen[q] + pmtu[h] - 1) // pmtu[h] if cls[q] & C_READ_REQ and dmalen[q] > 0 else 1
-    return upsn[r] != upsn[q] + n
+    return upsn[r] != upsn[q] + _psns_taken(cls, dmalen, pmtu, h, q)
